@@ -1,0 +1,321 @@
+-- Durable runs: the schema.
+--
+-- A run is one row of durable_runs. Its workflow re-runs from the top on every invocation; every
+-- step it completed is a receipt in durable_steps, answered from there on replay.
+--
+-- Ownership. An invocation claims a due run: the claim bumps `fence` and sets `lease_until` from
+-- the database clock. Every write the owner makes afterwards names the fence it was given; a write
+-- that matches no row lost its claim to a newer owner (a heal, a reclaim, a cancel) and changes
+-- nothing. `wake_at` is when the run may next be claimed: the wake time of a pending or waiting
+-- run, and the end of the lease of a running one, so one partial index serves every claim and a
+-- run whose owner died is due again the moment its lease runs out.
+--
+-- Time. durable_now() is the only clock these statements read. It is the server's clock plus a
+-- shift that tests move (durable.testing.advanceClock); application clocks never decide a lease.
+
+create table durable_clock (
+  singleton boolean primary key default true check (singleton),
+  shift interval not null default interval '0'
+);
+insert into durable_clock default values;
+
+-- STABLE, not VOLATILE: the planner may then use `wake_at <= durable_now()` as an index
+-- condition (a volatile call would force a scan of every unfinished run).
+create function durable_now() returns timestamptz
+language sql stable as $$
+  select clock_timestamp() + coalesce((select shift from durable_clock), interval '0')
+$$;
+
+create table durable_runs (
+  id text primary key check (length(id) between 1 and 255),
+  workflow text not null check (length(workflow) between 1 and 255),
+  status text not null default 'pending'
+    check (status in ('pending', 'running', 'waiting', 'completed', 'failed', 'cancelled')),
+  input jsonb not null,
+  output jsonb,
+  error jsonb,
+  wake_at timestamptz,
+  waiting_for jsonb,
+  lease_until timestamptz,
+  fence bigint not null default 0,
+  attempts integer not null default 0,
+  -- Claims lost (lease ran out without a clean release) since the owner last wrote a receipt:
+  -- the steps the next execution reaches before its first new receipt may already have run.
+  lost_claims integer not null default 0,
+  lost_lease_until timestamptz,
+  warnings jsonb not null default '[]',
+  created_at timestamptz not null default durable_now(),
+  updated_at timestamptz not null default durable_now(),
+  finished_at timestamptz,
+  check ((status in ('completed', 'failed', 'cancelled')) = (wake_at is null))
+);
+
+-- The claim index: only unfinished runs, so claiming stays O(log n) however many runs finished.
+create index durable_runs_due on durable_runs (wake_at)
+  where status in ('pending', 'running', 'waiting');
+create index durable_runs_created on durable_runs (created_at desc, id desc);
+create index durable_runs_status_created on durable_runs (status, created_at desc, id desc);
+
+create table durable_steps (
+  run_id text not null references durable_runs (id) on delete cascade,
+  step_id text not null check (length(step_id) between 1 and 255),
+  seq integer not null,
+  kind text not null check (kind in ('run', 'tx', 'value', 'sleep', 'signal', 'poll')),
+  status text not null check (status in ('running', 'waiting', 'completed', 'failed')),
+  attempt integer not null default 0,
+  result jsonb,
+  error jsonb,
+  deadline_at timestamptz,
+  wake_at timestamptz,
+  polls integer not null default 0,
+  external_key text,
+  fence bigint not null,
+  started_at timestamptz not null default durable_now(),
+  completed_at timestamptz,
+  updated_at timestamptz not null default durable_now(),
+  primary key (run_id, step_id)
+);
+
+create table durable_signals (
+  run_id text not null references durable_runs (id) on delete cascade,
+  name text not null check (length(name) between 1 and 255),
+  payload jsonb not null,
+  delivery_id text,
+  created_at timestamptz not null default durable_now(),
+  primary key (run_id, name)
+);
+create unique index durable_signals_delivery on durable_signals (run_id, delivery_id)
+  where delivery_id is not null;
+
+create table durable_events (
+  id bigserial primary key,
+  run_id text not null,
+  kind text not null,
+  step_id text,
+  fence bigint,
+  data jsonb not null default '{}',
+  created_at timestamptz not null default durable_now()
+);
+create index durable_events_run on durable_events (run_id, id);
+
+-- The steps of a run as the ledger the engine replays from.
+create function durable_ledger(p_run_id text) returns jsonb
+language sql stable as $$
+  select coalesce(jsonb_agg(jsonb_build_object(
+           'step_id', s.step_id, 'seq', s.seq, 'kind', s.kind, 'status', s.status,
+           'attempt', s.attempt, 'result', s.result, 'error', s.error,
+           'wake_at', s.wake_at, 'deadline_at', s.deadline_at, 'polls', s.polls,
+           'external_key', s.external_key, 'started_at', s.started_at,
+           'completed_at', s.completed_at) order by s.seq, s.step_id), '[]'::jsonb)
+    from durable_steps s where s.run_id = p_run_id
+$$;
+
+-- Claim one due run of the given workflows (or exactly p_run_id), in one round trip: pick it with
+-- SKIP LOCKED (a row that another claimer or an owner's receipt write holds is skipped, never
+-- waited for), bump the fence, take the lease from the database clock, and return the run with
+-- its ledger. plpgsql on purpose: the ledger is read by a later statement of this function, whose
+-- fresh snapshot sees every receipt committed before we locked the row; a single statement would
+-- read it from a snapshot taken before the lock wait.
+create function durable_claim_run(
+  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb
+) returns jsonb
+language plpgsql as $$
+declare
+  v_workflows text[] := array(select jsonb_array_elements_text(p_workflows));
+  v_exclude text[] := array(select jsonb_array_elements_text(coalesce(p_exclude, '[]')));
+  v_now timestamptz := durable_now();
+  v_run durable_runs;
+  v_lost boolean;
+begin
+  if p_run_id is null then
+    select * into v_run from durable_runs
+     where status in ('pending', 'running', 'waiting') and wake_at <= v_now
+       and workflow = any (v_workflows) and not (id = any (v_exclude))
+     order by wake_at
+     limit 1
+     for update skip locked;
+  else
+    select * into v_run from durable_runs
+     where id = p_run_id and status in ('pending', 'running', 'waiting') and wake_at <= v_now
+       and workflow = any (v_workflows)
+     for update skip locked;
+  end if;
+  if not found then
+    return null;
+  end if;
+
+  -- A running run whose lease ran out lost its claim: its owner may have started steps.
+  v_lost := v_run.status = 'running';
+  update durable_runs set
+    status = 'running',
+    fence = fence + 1,
+    attempts = attempts + 1,
+    lease_until = v_now + p_lease_ms * interval '1 millisecond',
+    wake_at = v_now + p_lease_ms * interval '1 millisecond',
+    lost_claims = lost_claims + case when v_lost then 1 else 0 end,
+    lost_lease_until = case when v_lost then v_run.lease_until else lost_lease_until end,
+    updated_at = v_now
+  where id = v_run.id
+  returning * into v_run;
+
+  if v_lost then
+    insert into durable_events (run_id, kind, fence, data)
+    values (v_run.id, 'heal', v_run.fence,
+            jsonb_build_object('by', 'claim', 'leaseExpiredAt', v_run.lost_lease_until));
+  end if;
+
+  return jsonb_build_object(
+    'run', to_jsonb(v_run),
+    'healed', v_lost,
+    'now', v_now,
+    'steps', case when exists (select 1 from durable_steps where run_id = v_run.id)
+                  then durable_ledger(v_run.id) else '[]'::jsonb end);
+end
+$$;
+
+-- Record one step outcome under the fence, in one round trip. First write wins: a step that is
+-- already completed keeps its recorded outcome, which is returned with conflict = true.
+-- Owned = false means the fence moved on (or the run is no longer running): nothing was written.
+-- Writing a new receipt clears lost_claims: from here on this owner knows what ran.
+create function durable_record_step(p_run_id text, p_fence bigint, p_step jsonb) returns jsonb
+language plpgsql as $$
+declare
+  v_now timestamptz := durable_now();
+  v_step durable_steps;
+begin
+  update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now
+   where id = p_run_id and fence = p_fence and status = 'running';
+  if not found then
+    insert into durable_events (run_id, kind, step_id, fence, data)
+    values (p_run_id, 'fence.rejected', p_step ->> 'step_id', p_fence,
+            jsonb_build_object('status', p_step ->> 'status'));
+    return jsonb_build_object('owned', false);
+  end if;
+
+  insert into durable_steps as s (
+    run_id, step_id, seq, kind, status, attempt, result, error, wake_at, deadline_at,
+    external_key, fence, started_at, completed_at, updated_at)
+  values (
+    p_run_id, p_step ->> 'step_id', (p_step ->> 'seq')::int, p_step ->> 'kind',
+    p_step ->> 'status', (p_step ->> 'attempt')::int, p_step -> 'result', p_step -> 'error',
+    coalesce((p_step ->> 'wake_at')::timestamptz,
+             v_now + (p_step ->> 'wake_in_ms')::bigint * interval '1 millisecond'),
+    (p_step ->> 'deadline_at')::timestamptz,
+    p_step ->> 'external_key', p_fence,
+    v_now - coalesce((p_step ->> 'elapsed_ms')::bigint, 0) * interval '1 millisecond',
+    case when p_step ->> 'status' in ('completed', 'failed') then v_now end, v_now)
+  on conflict (run_id, step_id) do update set
+    status = excluded.status, attempt = excluded.attempt, result = excluded.result,
+    error = excluded.error, wake_at = excluded.wake_at, fence = excluded.fence,
+    started_at = excluded.started_at,
+    completed_at = excluded.completed_at, updated_at = excluded.updated_at
+  where s.status not in ('completed', 'failed')
+  returning * into v_step;
+
+  if found then
+    return jsonb_build_object('owned', true, 'conflict', false);
+  end if;
+
+  select * into v_step from durable_steps where run_id = p_run_id and step_id = p_step ->> 'step_id';
+  insert into durable_events (run_id, kind, step_id, fence, data)
+  values (p_run_id, 'step.outcome-conflict', v_step.step_id, p_fence,
+          jsonb_build_object('recorded', v_step.status, 'late', p_step ->> 'status'));
+  return jsonb_build_object('owned', true, 'conflict', true, 'step', jsonb_build_object(
+    'step_id', v_step.step_id, 'seq', v_step.seq, 'kind', v_step.kind, 'status', v_step.status,
+    'attempt', v_step.attempt, 'result', v_step.result, 'error', v_step.error,
+    'external_key', v_step.external_key));
+end
+$$;
+
+-- End a run the owner holds: completed with its output, or failed with its error.
+create function durable_finish_run(
+  p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb
+) returns boolean
+language plpgsql as $$
+begin
+  update durable_runs set
+    status = p_status, output = p_output, error = p_error,
+    warnings = warnings || coalesce(p_warnings, '[]'::jsonb),
+    wake_at = null, waiting_for = null, lease_until = null,
+    lost_claims = 0, lost_lease_until = null,
+    updated_at = durable_now(), finished_at = durable_now()
+  where id = p_run_id and fence = p_fence and status = 'running';
+  return found;
+end
+$$;
+
+-- Give a run back, due now, lease cleared (the budget ran out before the next step). A clean
+-- release: lost_claims stays as it is, since this owner wrote no receipt for what it left.
+create function durable_release_run(p_run_id text, p_fence bigint, p_step_id text) returns boolean
+language plpgsql as $$
+begin
+  update durable_runs set
+    status = 'pending', wake_at = durable_now(), lease_until = null, waiting_for = null,
+    updated_at = durable_now()
+  where id = p_run_id and fence = p_fence and status = 'running';
+  if found then
+    insert into durable_events (run_id, kind, step_id, fence)
+    values (p_run_id, 'budget.yield', p_step_id, p_fence);
+  end if;
+  return found;
+end
+$$;
+
+-- Read a run for status, healing it first when its lease ran out: the fence moves on (the dead
+-- owner can no longer write), the run is due now, and the heal is recorded. Concurrent readers
+-- heal once: the heal is a conditional write on the expired lease.
+create function durable_read_run(p_run_id text) returns jsonb
+language plpgsql as $$
+declare
+  v_run durable_runs;
+  v_healed boolean := false;
+begin
+  update durable_runs set
+    status = 'pending', fence = fence + 1, wake_at = durable_now(), lease_until = null,
+    lost_claims = lost_claims + 1, lost_lease_until = lease_until, updated_at = durable_now()
+  where id = p_run_id and status = 'running' and lease_until < durable_now()
+  returning * into v_run;
+  if found then
+    v_healed := true;
+    insert into durable_events (run_id, kind, fence, data)
+    values (v_run.id, 'heal', v_run.fence,
+            jsonb_build_object('by', 'read', 'leaseExpiredAt', v_run.lost_lease_until));
+  else
+    select * into v_run from durable_runs where id = p_run_id;
+    if not found then
+      return null;
+    end if;
+  end if;
+  return jsonb_build_object('run', to_jsonb(v_run), 'healed', v_healed,
+                            'steps', durable_ledger(v_run.id));
+end
+$$;
+
+-- Park a run the owner holds until the earliest wake time of the given waiting steps (a sleep's
+-- wake time, a retry's due time, a wait's deadline), lease cleared. The owner has recorded every
+-- step it started before it calls this.
+create function durable_suspend_run(
+  p_run_id text, p_fence bigint, p_step_ids jsonb, p_waiting_for jsonb
+) returns boolean
+language plpgsql as $$
+declare
+  v_wake timestamptz;
+begin
+  select min(least(s.wake_at, s.deadline_at)) into v_wake
+    from durable_steps s
+   where s.run_id = p_run_id
+     and s.step_id in (select jsonb_array_elements_text(p_step_ids));
+  update durable_runs set
+    status = 'waiting', wake_at = coalesce(v_wake, 'infinity'), waiting_for = p_waiting_for,
+    lease_until = null, updated_at = durable_now()
+  where id = p_run_id and fence = p_fence and status = 'running';
+  return found;
+end
+$$;
+
+-- A step body's heartbeat: true while the owner still holds the run (the fence is current).
+create function durable_heartbeat(p_run_id text, p_fence bigint) returns boolean
+language sql as $$
+  select exists (select 1 from durable_runs
+                  where id = p_run_id and fence = p_fence and status = 'running')
+$$;

@@ -1,0 +1,163 @@
+import type { Kysely } from "kysely";
+import type { ClaimedRun } from "./claim";
+import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "./errors";
+import type { StepKind, StepRecord } from "./rows";
+
+/** Why an execution stops before its body returns. */
+export type Stop =
+  /** The next step does not fit in the budget: give the run back, due now. */
+  | { kind: "yield"; stepId: string }
+  /** The body waits (sleep, signal, poll, retry delay): park the run until the earliest wake. */
+  | { kind: "suspend"; stepIds: string[]; waitingFor: { kind: "signal" | "sleep" | "poll" | "retry"; name: string } }
+  /** A mistake the body cannot recover from (a duplicate step id): fail the run now. */
+  | { kind: "fail"; error: unknown }
+  /** The fence moved on: another owner holds the run; write nothing more. */
+  | { kind: "lost" }
+  /** Past the invocation's deadline, or the database failed under a write: write nothing more. */
+  | { kind: "abandon"; reason: string };
+
+export interface ExecutionSettings {
+  db: Kysely<any>;
+  /** Safety margin kept free before the deadline (ms). */
+  marginMs: number;
+  /** Default step lease (ms). */
+  leaseMs: number;
+  maxResultBytes: number;
+  log: (message: string) => void;
+}
+
+/** A promise that never settles: what a step returns once its run is suspended (rule 11b). */
+export const never = <T>(): Promise<T> => new Promise<T>(() => {});
+
+/**
+ * The state of one claimed run during one invocation: which steps this execution reached and in
+ * what order, what the ledger already answers, which steps are in flight, the budget, and why it
+ * stops. The step API (step-context.ts) drives it; advance.ts waits on `stopped`.
+ */
+export class Execution {
+  readonly abort = new AbortController();
+  readonly runId: string;
+  readonly fence: number;
+  private readonly ledger: Map<string, StepRecord>;
+  private readonly reached = new Set<string>();
+  private nextSeq = 0;
+  private readonly claimedAt = performance.now();
+  private inflight = 0;
+  private stop: Stop | null = null;
+  private wroteReceipt = false;
+  private resolveStopped!: (stop: Stop) => void;
+  /** Settles once a stop was asked for and every step in flight has recorded (or been dropped). */
+  readonly stopped = new Promise<Stop>((resolve) => (this.resolveStopped = resolve));
+
+  constructor(
+    readonly settings: ExecutionSettings,
+    readonly claim: ClaimedRun,
+    /** The invocation's deadline on the monotonic clock (performance.now()). */
+    readonly deadline: number,
+  ) {
+    this.runId = claim.run.id;
+    this.fence = claim.run.fence;
+    this.ledger = new Map(claim.steps.map((step) => [step.stepId, step]));
+  }
+
+  get db(): Kysely<any> {
+    return this.settings.db;
+  }
+
+  get isStopping(): boolean {
+    return this.stop !== null;
+  }
+
+  get stopReason(): Stop | null {
+    return this.stop;
+  }
+
+  /** The database clock now, estimated from the claim's reading plus monotonic time since. */
+  dbNow(): Date {
+    return new Date(this.claim.now.getTime() + (performance.now() - this.claimedAt));
+  }
+
+  remainingMs(): number {
+    return this.deadline - performance.now();
+  }
+
+  /** Whether a step whose body may take `leaseMs` can start and still record before the deadline. */
+  fits(leaseMs: number): boolean {
+    return leaseMs + this.settings.marginMs <= this.remainingMs();
+  }
+
+  /**
+   * Marks `stepId` as reached by this execution: refuses a second use of the id (rule 9), checks
+   * the kind against the ledger, and tells whether an earlier, lost execution may have run it
+   * (rule 7a: the run lost a claim and this execution has not yet written a receipt).
+   */
+  reach(stepId: string, kind: StepKind): { seq: number; recorded: StepRecord | undefined; isReclaim: boolean } {
+    if (typeof stepId !== "string" || stepId.length === 0 || stepId.length > 255) {
+      throw this.failWith(new InvalidInputError(`step id ${JSON.stringify(stepId)}: a step id is a non-empty string of at most 255 characters`));
+    }
+    if (this.reached.has(stepId)) throw this.failWith(new DuplicateStepIdError(stepId));
+    this.reached.add(stepId);
+    const seq = this.nextSeq++;
+    const recorded = this.ledger.get(stepId);
+    if (recorded && recorded.kind !== kind) {
+      throw this.failWith(new StepKindMismatchError(stepId, recorded.kind, kind));
+    }
+    if (recorded && recorded.seq !== seq && recorded.status === "completed") {
+      this.settings.log(`step "${stepId}" replayed at position ${seq}, recorded at ${recorded.seq}: is the workflow deterministic?`);
+    }
+    const isReclaim = this.claim.run.lostClaims > 0 && !this.wroteReceipt;
+    return { seq, recorded, isReclaim };
+  }
+
+  /** Receipts of the ledger that this execution never reached (rule 13). */
+  unreachedSteps(): string[] {
+    return [...this.ledger.keys()].filter((id) => !this.reached.has(id));
+  }
+
+  /** How many executions of a step may have happened before this one (rule 7a: never fewer). */
+  priorAttempts(recorded: StepRecord | undefined, isReclaim: boolean): number {
+    return (recorded?.attempt ?? 0) + (isReclaim ? this.claim.run.lostClaims : 0);
+  }
+
+  noteReceiptWritten(): void {
+    this.wroteReceipt = true;
+  }
+
+  /**
+   * Runs a step's work as "in flight": a stop waits for it to record before the run is parked.
+   * Returns what `work` returns, or never settles when the execution stopped meanwhile.
+   */
+  async track<T>(work: () => Promise<T>): Promise<T> {
+    this.inflight++;
+    let value: T;
+    try {
+      value = await work();
+    } finally {
+      this.inflight--;
+      this.settleIfIdle();
+    }
+    return value;
+  }
+
+  /** Asks the execution to stop. The first reason wins, except that a lost fence wins over all. */
+  requestStop(stop: Stop): void {
+    if (stop.kind === "lost" || stop.kind === "abandon") {
+      if (!this.abort.signal.aborted) this.abort.abort(stop.kind === "lost" ? "lease lost" : stop.reason);
+    }
+    if (this.stop === null || ((stop.kind === "lost" || stop.kind === "abandon") && this.stop.kind !== "lost")) {
+      this.stop = stop;
+    }
+    // Nothing more will be written: do not wait for in-flight steps.
+    if (stop.kind === "lost" || stop.kind === "abandon") this.resolveStopped(this.stop);
+    else this.settleIfIdle();
+  }
+
+  private settleIfIdle(): void {
+    if (this.stop !== null && this.inflight === 0) this.resolveStopped(this.stop);
+  }
+
+  private failWith(error: Error): Error {
+    this.requestStop({ kind: "fail", error });
+    return error;
+  }
+}

@@ -1,0 +1,83 @@
+import { sql, type Kysely, type Transaction } from "kysely";
+import { toStepRecord, type StepKind, type StepRecord, type StoredError } from "./rows";
+
+/** One step outcome as the owner writes it. `resultJson` is JSON text (see json.ts). */
+export interface StepOutcome {
+  stepId: string;
+  seq: number;
+  kind: StepKind;
+  status: "completed" | "failed" | "waiting";
+  attempt: number;
+  resultJson?: string;
+  error?: StoredError;
+  externalKey?: string;
+  /** How long the body ran, by the app's monotonic clock; started_at = durable_now() − elapsed. */
+  elapsedMs?: number;
+  wakeAt?: Date;
+  /** Wake this long after the database clock at the write (a retry's due time). */
+  wakeInMs?: number;
+  deadlineAt?: Date;
+}
+
+export type RecordResult =
+  | { owned: false }
+  | { owned: true; conflict: false }
+  | { owned: true; conflict: true; recorded: StepRecord };
+
+/**
+ * Writes a step receipt under the fence, in one round trip (durable_record_step). First write
+ * wins: when the step already has an outcome, that one is returned as `recorded`.
+ * `owned: false` means the claim was lost; nothing was written.
+ * Pass a transaction to commit the receipt together with a `tx` step's effect.
+ */
+export async function recordStep(
+  db: Kysely<any> | Transaction<any>,
+  runId: string,
+  fence: number,
+  outcome: StepOutcome,
+): Promise<RecordResult> {
+  const step = {
+    step_id: outcome.stepId,
+    seq: outcome.seq,
+    kind: outcome.kind,
+    status: outcome.status,
+    attempt: outcome.attempt,
+    error: outcome.error ?? null,
+    external_key: outcome.externalKey ?? null,
+    elapsed_ms: Math.max(0, Math.round(outcome.elapsedMs ?? 0)),
+    wake_at: outcome.wakeAt?.toISOString() ?? null,
+    wake_in_ms: outcome.wakeInMs === undefined ? null : Math.round(outcome.wakeInMs),
+    deadline_at: outcome.deadlineAt?.toISOString() ?? null,
+  };
+  // The result is spliced in as raw JSON text so it is stored exactly as the body will see it.
+  const stepJson = JSON.stringify(step).slice(0, -1) + `,"result":${outcome.resultJson ?? "null"}}`;
+  const { rows } = await sql<{ recorded: Record<string, any> }>`
+    select durable_record_step(${runId}, ${fence}::bigint, ${stepJson}::jsonb) as recorded`.execute(db);
+  const recorded = rows[0]!.recorded;
+  if (!recorded.owned) return { owned: false };
+  if (!recorded.conflict) return { owned: true, conflict: false };
+  return { owned: true, conflict: true, recorded: toStepRecord(recorded.step) };
+}
+
+/** Ends the run the owner holds. False: the claim was lost and nothing was written. */
+export async function finishRun(
+  db: Kysely<any>,
+  runId: string,
+  fence: number,
+  end: { status: "completed"; outputJson: string } | { status: "failed"; error: StoredError },
+  warnings: string[] = [],
+): Promise<boolean> {
+  const output = end.status === "completed" ? end.outputJson : null;
+  const error = end.status === "failed" ? JSON.stringify(end.error) : null;
+  const { rows } = await sql<{ finished: boolean }>`
+    select durable_finish_run(${runId}, ${fence}::bigint, ${end.status}, ${output}::jsonb,
+                              ${error}::jsonb, ${JSON.stringify(warnings)}::jsonb) as finished`.execute(db);
+  return rows[0]!.finished;
+}
+
+/** Gives the run back, due now (the budget cannot fit the next step). False: claim was lost. */
+export async function releaseRun(db: Kysely<any>, runId: string, fence: number, stepId: string | null): Promise<boolean> {
+  const { rows } = await sql<{ released: boolean }>`
+    select durable_release_run(${runId}, ${fence}::bigint, ${stepId}) as released`.execute(db);
+  return rows[0]!.released;
+}

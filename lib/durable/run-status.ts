@@ -1,0 +1,43 @@
+import type { RunRecord, StepRecord } from "./rows";
+import type { RunStatus, RunSummary } from "./schemas";
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+/** A run as `list()` shows it. */
+export function toRunSummary(run: RunRecord): RunSummary {
+  const waits = run.status === "waiting" || run.status === "pending";
+  return {
+    id: run.id,
+    workflow: run.workflow,
+    status: run.status,
+    createdAt: run.createdAt.toISOString(),
+    updatedAt: run.updatedAt.toISOString(),
+    wakeAt: waits ? iso(run.wakeAt) : null,
+    waitingFor: run.status === "waiting" ? run.waitingFor : null,
+    error: run.error ? { code: run.error.code, message: run.error.message } : null,
+    attempts: run.attempts,
+  };
+}
+
+/** A run with its steps as `status()` and the status route answer it (DESIGN.md §5). */
+export function toRunStatus(run: RunRecord, steps: StepRecord[], registered: boolean): RunStatus {
+  const warnings = [...run.warnings];
+  if (!registered && (run.status === "pending" || run.status === "waiting" || run.status === "running")) {
+    warnings.push(`workflow "${run.workflow}" is not registered in this deployment; the run stays due for one that registers it`);
+  }
+  return {
+    ...toRunSummary(run),
+    output: run.output,
+    warnings,
+    steps: steps.map((step) => ({
+      id: step.stepId,
+      kind: step.kind,
+      status: step.status,
+      attempt: step.attempt,
+      startedAt: iso(step.startedAt),
+      completedAt: iso(step.completedAt),
+      ...(step.externalKey ? { externalKey: step.externalKey } : {}),
+      error: step.error ? { code: step.error.code, message: step.error.message } : null,
+    })),
+  };
+}

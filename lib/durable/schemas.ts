@@ -1,0 +1,54 @@
+import { z } from "zod";
+
+// zod owns the enums: the SQL check constraints are compared with these in a test.
+export const runStatusValues = z.enum(["pending", "running", "waiting", "completed", "failed", "cancelled"]);
+export const stepStatusValues = z.enum(["running", "waiting", "completed", "failed"]);
+export const stepKindValues = z.enum(["run", "tx", "value", "sleep", "signal", "poll"]);
+export const waitKindValues = z.enum(["signal", "sleep", "poll", "retry"]);
+export const terminalStatuses = ["completed", "failed", "cancelled"] as const;
+
+const errorShape = z.object({ code: z.string(), message: z.string() });
+
+export const stepStatusSchema = z.object({
+  id: z.string(),
+  kind: stepKindValues,
+  status: stepStatusValues,
+  attempt: z.number().int(),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+  externalKey: z.string().optional(),
+  error: errorShape.nullable(),
+});
+
+/** What `status()` and `GET /api/durable/runs/{id}` answer (DESIGN.md §5). */
+export const runStatusSchema = z.object({
+  id: z.string(),
+  workflow: z.string(),
+  status: runStatusValues,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  wakeAt: z.string().nullable(),
+  waitingFor: z.object({ kind: waitKindValues, name: z.string() }).nullable(),
+  output: z.unknown(),
+  error: errorShape.nullable(),
+  attempts: z.number().int(),
+  warnings: z.array(z.string()),
+  steps: z.array(stepStatusSchema),
+});
+export type RunStatus = z.infer<typeof runStatusSchema>;
+export type RunStatusValue = z.infer<typeof runStatusValues>;
+
+/** What `tick()` and `GET /api/durable/tick` answer. */
+export const tickReportSchema = z.object({
+  claimed: z.number().int(),
+  completed: z.number().int(),
+  waiting: z.number().int(),
+  failed: z.number().int(),
+  yielded: z.number().int(),
+  healed: z.number().int(),
+  budgetLeftMs: z.number(),
+});
+export type TickReport = z.infer<typeof tickReportSchema>;
+
+/** One row of `list()`: a run without its steps. */
+export type RunSummary = Omit<RunStatus, "steps" | "output" | "warnings">;
