@@ -1,0 +1,4 @@
+import { connect } from "@/lib/durable/db";
+import { runEngineContract } from "../contract/engine-contract";
+
+runEngineContract("PGlite", () => connect("memory://"));

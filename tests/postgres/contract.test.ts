@@ -1,0 +1,5 @@
+import { connect } from "@/lib/durable/db";
+import { runEngineContract } from "../contract/engine-contract";
+import { createTestDatabase } from "../helpers/databases";
+
+runEngineContract("PostgreSQL (pg)", async () => connect(await createTestDatabase("durable_contract_pg"), { driver: "pg" }));
