@@ -1,0 +1,49 @@
+// Database round trips per engine operation, counted at the driver (DESIGN.md §7 floors).
+import { sql } from "kysely";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { z } from "zod";
+import { connect, createDurable, defineWorkflow, type Durable } from "@/lib/durable";
+import { createTestDatabase } from "../helpers/databases";
+
+const statements: string[] = [];
+const rt = defineWorkflow({
+  name: "round-trips",
+  input: z.object({}),
+  async run(ctx) {
+    await ctx.step.run("call", () => 1);
+    await ctx.step.tx("write", async (tx) => {
+      await sql`insert into rt_effects (run_id) values (${ctx.runId})`.execute(tx);
+    });
+    await ctx.step.value("stamp", () => 2);
+    return "done";
+  },
+});
+
+let durable: Durable;
+beforeAll(async () => {
+  const db = await connect(await createTestDatabase("durable_round_trips"), { driver: "pg", onQuery: (q) => statements.push(q) });
+  durable = createDurable({ db, workflows: [rt], secrets: { durable: "t" } });
+  await durable.migrate();
+  await sql`create table rt_effects (run_id text)`.execute(db);
+});
+afterAll(async () => {
+  await durable?.close();
+});
+
+const kindOf = (q: string) =>
+  /durable_claim_run/.test(q) ? "claim" : /durable_record_step/.test(q) ? "receipt" : /durable_finish_run/.test(q) ? "finish"
+    : /^begin/i.test(q) ? "begin" : /^commit/i.test(q) ? "commit" : /rt_effects/.test(q) ? "effect" : q.slice(0, 30);
+
+it("claim 1, run step 1, tx step its statement + 3, value step 1, completion 1; an idle tick 1", async () => {
+  await durable.start(rt, {}, { id: "rt-1" });
+  statements.length = 0;
+  expect(await durable.tick({ budgetMs: 40_000 })).toMatchObject({ claimed: 1, completed: 1 });
+  expect(statements.map(kindOf)).toEqual([
+    "claim", // claim + ledger load
+    "receipt", // run step: one fenced receipt statement
+    "begin", "effect", "receipt", "commit", // tx step: its statement + 3
+    "receipt", // value step
+    "finish", // completion
+    "claim", // the tick looks for more work and finds none
+  ]);
+});
