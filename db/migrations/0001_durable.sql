@@ -110,6 +110,28 @@ language sql stable as $$
     from durable_steps s where s.run_id = p_run_id
 $$;
 
+-- Answers the waits of a run that are due, as the claim that wakes it: a sleep whose wake time
+-- passed completes; a signal wait completes with the delivered payload, or with a timeout once its
+-- deadline passed and no signal landed first (a signal that landed first always wins).
+create function durable_resolve_waits(p_run_id text, p_now timestamptz) returns void
+language sql as $$
+  update durable_steps s set
+    status = 'completed',
+    completed_at = p_now,
+    updated_at = p_now,
+    result = case
+      when s.kind = 'sleep' then 'null'::jsonb
+      when sig.payload is not null then jsonb_build_object('payload', sig.payload)
+      else jsonb_build_object('timedOut', true)
+    end
+  from durable_steps w
+  left join durable_signals sig on sig.run_id = w.run_id and sig.name = w.step_id
+  where w.run_id = p_run_id and s.run_id = w.run_id and s.step_id = w.step_id
+    and w.status = 'waiting'
+    and ((w.kind = 'sleep' and w.wake_at <= p_now)
+      or (w.kind = 'signal' and (sig.payload is not null or w.deadline_at <= p_now)))
+$$;
+
 -- Claim one due run of the given workflows (or exactly p_run_id), in one round trip: pick it with
 -- SKIP LOCKED (a row that another claimer or an owner's receipt write holds is skipped, never
 -- waited for), bump the fence, take the lease from the database clock, and return the run with
@@ -164,12 +186,19 @@ begin
             jsonb_build_object('by', 'claim', 'leaseExpiredAt', v_run.lost_lease_until));
   end if;
 
+  if v_run.status = 'running' and v_run.waiting_for is not null then
+    perform durable_resolve_waits(v_run.id, v_now);
+    update durable_runs set waiting_for = null where id = v_run.id;
+  end if;
+
   return jsonb_build_object(
     'run', to_jsonb(v_run),
     'healed', v_lost,
     'now', v_now,
     'steps', case when exists (select 1 from durable_steps where run_id = v_run.id)
-                  then durable_ledger(v_run.id) else '[]'::jsonb end);
+                  then durable_ledger(v_run.id) else '[]'::jsonb end,
+    'signals', coalesce((select jsonb_object_agg(name, payload) from durable_signals
+                          where run_id = v_run.id), '{}'::jsonb));
 end
 $$;
 
@@ -186,25 +215,33 @@ begin
   update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now
    where id = p_run_id and fence = p_fence and status = 'running';
   if not found then
+    -- A stale owner's late outcome: it parks on the recorded one when there is one.
+    select * into v_step from durable_steps
+     where run_id = p_run_id and step_id = p_step ->> 'step_id' and status in ('completed', 'failed');
     insert into durable_events (run_id, kind, step_id, fence, data)
-    values (p_run_id, 'fence.rejected', p_step ->> 'step_id', p_fence,
-            jsonb_build_object('status', p_step ->> 'status'));
-    return jsonb_build_object('owned', false);
+    values (p_run_id, case when v_step.step_id is null then 'fence.rejected' else 'step.outcome-conflict' end,
+            p_step ->> 'step_id', p_fence,
+            jsonb_build_object('late', p_step ->> 'status', 'recorded', v_step.status));
+    return jsonb_build_object('owned', false,
+      'runStatus', (select status from durable_runs where id = p_run_id));
   end if;
 
   insert into durable_steps as s (
     run_id, step_id, seq, kind, status, attempt, result, error, wake_at, deadline_at,
-    external_key, fence, started_at, completed_at, updated_at)
+    external_key, fence, started_at, completed_at, updated_at, polls)
   values (
     p_run_id, p_step ->> 'step_id', (p_step ->> 'seq')::int, p_step ->> 'kind',
     p_step ->> 'status', (p_step ->> 'attempt')::int, p_step -> 'result', p_step -> 'error',
     coalesce((p_step ->> 'wake_at')::timestamptz,
              v_now + (p_step ->> 'wake_in_ms')::bigint * interval '1 millisecond'),
-    (p_step ->> 'deadline_at')::timestamptz,
+    coalesce((p_step ->> 'deadline_at')::timestamptz,
+             v_now + (p_step ->> 'deadline_in_ms')::bigint * interval '1 millisecond'),
     p_step ->> 'external_key', p_fence,
     v_now - coalesce((p_step ->> 'elapsed_ms')::bigint, 0) * interval '1 millisecond',
-    case when p_step ->> 'status' in ('completed', 'failed') then v_now end, v_now)
+    case when p_step ->> 'status' in ('completed', 'failed') then v_now end, v_now,
+    coalesce((p_step ->> 'polls')::int, 0))
   on conflict (run_id, step_id) do update set
+    polls = excluded.polls,
     status = excluded.status, attempt = excluded.attempt, result = excluded.result,
     error = excluded.error, wake_at = excluded.wake_at, fence = excluded.fence,
     started_at = excluded.started_at,
@@ -291,31 +328,154 @@ begin
 end
 $$;
 
--- Park a run the owner holds until the earliest wake time of the given waiting steps (a sleep's
--- wake time, a retry's due time, a wait's deadline), lease cleared. The owner has recorded every
--- step it started before it calls this.
+-- Park a run the owner holds until the earliest of its waits: a sleep's wake time, a retry's due
+-- time, a wait's deadline, or at once when an awaited signal has already landed. New waits are
+-- written here (insert-if-absent: a stored wake time or deadline never moves), so a suspension
+-- is one round trip. The owner recorded every step it started before it calls this.
 create function durable_suspend_run(
-  p_run_id text, p_fence bigint, p_step_ids jsonb, p_waiting_for jsonb
+  p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb
 ) returns boolean
 language plpgsql as $$
 declare
+  v_now timestamptz := durable_now();
   v_wake timestamptz;
 begin
-  select min(least(s.wake_at, s.deadline_at)) into v_wake
+  -- Lock the run first: a signal delivery locks it too, so either it sees us waiting (and makes
+  -- the run due) or we see its signal below.
+  update durable_runs set status = 'waiting', lease_until = null, waiting_for = p_waiting_for,
+                          lost_claims = 0, lost_lease_until = null, updated_at = v_now
+   where id = p_run_id and fence = p_fence and status = 'running';
+  if not found then
+    return false;
+  end if;
+
+  -- A sleep's or signal wait's row is written once and never moves; a poll's next wake time,
+  -- poll count and last error move on with every poll (its deadline never does).
+  insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, wake_at, deadline_at,
+                                  polls, error, fence)
+  select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0,
+         v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond',
+         v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
+         coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence
+    from jsonb_array_elements(p_waits) w
+   where w ->> 'kind' is not null
+  on conflict (run_id, step_id) do update set
+    wake_at = excluded.wake_at, polls = excluded.polls, error = excluded.error,
+    fence = excluded.fence, updated_at = v_now
+  where s.kind = 'poll' and s.status = 'waiting';
+
+  select min(case
+               when s.kind = 'signal' and exists (select 1 from durable_signals g
+                                                  where g.run_id = s.run_id and g.name = s.step_id)
+                 then v_now
+               else least(s.wake_at, s.deadline_at)
+             end)
+    into v_wake
     from durable_steps s
-   where s.run_id = p_run_id
-     and s.step_id in (select jsonb_array_elements_text(p_step_ids));
-  update durable_runs set
-    status = 'waiting', wake_at = coalesce(v_wake, 'infinity'), waiting_for = p_waiting_for,
-    lease_until = null, updated_at = durable_now()
-  where id = p_run_id and fence = p_fence and status = 'running';
-  return found;
+   where s.run_id = p_run_id and s.status = 'waiting'
+     and s.step_id in (select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
+
+  update durable_runs set wake_at = coalesce(v_wake, 'infinity') where id = p_run_id;
+  return true;
 end
 $$;
 
--- A step body's heartbeat: true while the owner still holds the run (the fence is current).
-create function durable_heartbeat(p_run_id text, p_fence bigint) returns boolean
+-- A step body's heartbeat: is the fence still current?
+-- Returns 'owned', or the run's status when the owner lost it ('cancelled', …).
+create function durable_heartbeat(p_run_id text, p_fence bigint) returns text
 language sql as $$
-  select exists (select 1 from durable_runs
-                  where id = p_run_id and fence = p_fence and status = 'running')
+  select case when fence = p_fence and status = 'running' then 'owned' else status end
+    from durable_runs where id = p_run_id
+$$;
+
+-- Deliver a signal: first delivery wins, a delivery id seen before is a repeat whatever the run's
+-- state now, a terminal run or a wait whose deadline passed refuses it. A run waiting on it is
+-- made due at once. Returns 'not_found' | 'repeat' | 'terminal' | 'timed_out' | 'delivered'.
+create function durable_deliver_signal(
+  p_run_id text, p_name text, p_payload jsonb, p_delivery_id text
+) returns text
+language plpgsql as $$
+declare
+  v_now timestamptz := durable_now();
+  v_run durable_runs;
+  v_wait durable_steps;
+begin
+  -- Lock the run first (see durable_suspend_run): no wake-up is lost between the two.
+  select * into v_run from durable_runs where id = p_run_id for update;
+  if not found then
+    return 'not_found';
+  end if;
+  if p_delivery_id is not null and exists (
+       select 1 from durable_signals where run_id = p_run_id and delivery_id = p_delivery_id) then
+    return 'repeat';
+  end if;
+  if v_run.status in ('completed', 'failed', 'cancelled') then
+    return 'terminal';
+  end if;
+  if exists (select 1 from durable_signals where run_id = p_run_id and name = p_name) then
+    return 'repeat';
+  end if;
+  select * into v_wait from durable_steps where run_id = p_run_id and step_id = p_name and kind = 'signal';
+  if found and (v_wait.status <> 'waiting' or v_wait.deadline_at <= v_now) then
+    return 'timed_out';
+  end if;
+
+  insert into durable_signals (run_id, name, payload, delivery_id, created_at)
+  values (p_run_id, p_name, p_payload, p_delivery_id, v_now);
+  if v_run.status = 'waiting' and v_wait.step_id is not null then
+    update durable_runs set wake_at = v_now, updated_at = v_now where id = p_run_id;
+  end if;
+  return 'delivered';
+end
+$$;
+
+-- Cancel a run that is not terminal: the fence moves on (the owner's next write or heartbeat
+-- fails and its abortSignal fires), waits are cleared, and it never advances again.
+create function durable_cancel_run(p_run_id text, p_reason text) returns text
+language plpgsql as $$
+declare
+  v_status text;
+begin
+  select status into v_status from durable_runs where id = p_run_id for update;
+  if not found then
+    return 'not_found';
+  end if;
+  if v_status in ('completed', 'failed', 'cancelled') then
+    return 'terminal';
+  end if;
+  update durable_runs set
+    status = 'cancelled', fence = fence + 1, wake_at = null, waiting_for = null, lease_until = null,
+    error = jsonb_build_object('code', 'cancelled', 'message', coalesce(p_reason, 'cancelled'), 'name', 'Cancelled'),
+    updated_at = durable_now(), finished_at = durable_now()
+  where id = p_run_id;
+  insert into durable_events (run_id, kind, data)
+  values (p_run_id, 'cancel', jsonb_build_object('reason', p_reason, 'from', v_status));
+  return 'cancelled';
+end
+$$;
+
+-- Retry a failed run: completed receipts (and so their external keys) stay; failed steps reopen
+-- as due retries keeping their attempt count; the run is due now under a new fence.
+create function durable_retry_run(p_run_id text) returns text
+language plpgsql as $$
+declare
+  v_status text;
+  v_now timestamptz := durable_now();
+begin
+  select status into v_status from durable_runs where id = p_run_id for update;
+  if not found then
+    return 'not_found';
+  end if;
+  if v_status <> 'failed' then
+    return 'not_failed';
+  end if;
+  update durable_steps set status = 'waiting', wake_at = v_now, completed_at = null, updated_at = v_now
+   where run_id = p_run_id and status = 'failed';
+  update durable_runs set
+    status = 'pending', fence = fence + 1, wake_at = v_now, error = null, output = null,
+    waiting_for = null, updated_at = v_now, finished_at = null
+  where id = p_run_id;
+  insert into durable_events (run_id, kind) values (p_run_id, 'retry');
+  return 'retried';
+end
 $$;

@@ -88,7 +88,7 @@ async function applyStop(exec: Execution, stop: Stop): Promise<AdvanceOutcome> {
     case "suspend":
       return write(exec, "waiting", async () => {
         const { rows } = await sql<{ ok: boolean }>`
-          select durable_suspend_run(${exec.runId}, ${exec.fence}::bigint, ${JSON.stringify(stop.stepIds)}::jsonb,
+          select durable_suspend_run(${exec.runId}, ${exec.fence}::bigint, ${JSON.stringify(stop.waits)}::jsonb,
                                      ${JSON.stringify(stop.waitingFor)}::jsonb) as ok`.execute(exec.db);
         return rows[0]!.ok;
       });

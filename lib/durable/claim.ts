@@ -9,6 +9,8 @@ export interface ClaimedRun {
   healed: boolean;
   /** The database clock at the claim. */
   now: Date;
+  /** Signals delivered to the run so far, by name. */
+  signals: Record<string, unknown>;
 }
 
 export interface ClaimRequest {
@@ -42,5 +44,6 @@ export async function claimDueRun(db: Kysely<any>, request: ClaimRequest): Promi
     steps: (claimed.steps as Record<string, any>[]).map(toStepRecord),
     healed: Boolean(claimed.healed),
     now: new Date(claimed.now),
+    signals: claimed.signals ?? {},
   };
 }

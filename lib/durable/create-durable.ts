@@ -5,7 +5,7 @@ import { advanceClaimedRun, type AdvanceOutcome } from "./advance";
 import { claimDueRun } from "./claim";
 import { registerWorkflows, type SignalSchemas, type Workflow } from "./define-workflow";
 import { toMs, type Duration } from "./duration";
-import { InvalidInputError, RunStateConflictError, WorkflowNotFoundError } from "./errors";
+import { InvalidInputError, RunNotFoundError, RunStateConflictError, WorkflowNotFoundError } from "./errors";
 import type { ExecutionSettings } from "./execution";
 import { DEFAULT_MAX_RESULT_BYTES, toJsonText } from "./json";
 import { listRuns, type ListOptions, type ListPage } from "./list-runs";
@@ -25,6 +25,8 @@ export interface DurableDefaults {
   budget?: Duration;
   /** Largest step result or run output, in bytes of JSON (1 MiB). */
   maxResultBytes?: number;
+  /** Sleeps, poll intervals and retry delays up to this long are waited in process when they fit ("5s"). */
+  inProcessWait?: Duration;
 }
 
 export interface DurableOptions {
@@ -45,6 +47,22 @@ export interface StartResult {
   statusToken: string;
 }
 
+export interface SignalInput {
+  runId: string;
+  name: string;
+  payload?: unknown;
+  /** Delivery id (a webhook-id): a delivery id seen before is answered as a repeat. */
+  id?: string;
+}
+
+export interface SignalResult {
+  ok: true;
+  /** This call delivered it. */
+  signalled: boolean;
+  /** It had been delivered before (same delivery id, or the same name). */
+  alreadyDelivered: boolean;
+}
+
 export interface Durable {
   migrate(): Promise<string[]>;
   start<W extends Workflow<any, any, any>>(workflow: W, input: z.input<W["input"]>, options?: { id?: string }): Promise<StartResult>;
@@ -52,6 +70,12 @@ export interface Durable {
   list(options?: ListOptions): Promise<ListPage>;
   tick(options?: { budgetMs?: number }): Promise<TickReport>;
   advance(id: string, options?: { budgetMs?: number }): Promise<AdvanceOutcome | null>;
+  /** Delivers a signal: first delivery wins; a repeated delivery id or name is a no-op. */
+  signal(signal: SignalInput): Promise<SignalResult>;
+  /** Cancels a run that is not terminal; its owner's abortSignal fires at its next write. */
+  cancel(id: string, reason?: string): Promise<RunStatus>;
+  /** Retries a failed run, keeping every completed receipt and external key. */
+  retry(id: string): Promise<RunStatus>;
   statusToken(id: string): string;
   close(): Promise<void>;
   readonly db: Kysely<any>;
@@ -82,6 +106,7 @@ export function createDurable(options: DurableOptions): Durable {
     leaseMs,
     marginMs,
     maxResultBytes: defaults.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    inProcessWaitMs: toMs(defaults.inProcessWait ?? "5s", "defaults.inProcessWait"),
     log,
   };
   let closed = false;
@@ -180,6 +205,49 @@ export function createDurable(options: DurableOptions): Durable {
       return advanced?.outcome ?? null;
     },
 
+    async signal({ runId, name, payload = null, id: deliveryId }) {
+      open();
+      if (typeof name !== "string" || name.length === 0 || name.length > 255) {
+        throw new InvalidInputError("a signal name is a non-empty string of at most 255 characters");
+      }
+      if (deliveryId !== undefined && (typeof deliveryId !== "string" || deliveryId.length === 0 || deliveryId.length > 255)) {
+        throw new InvalidInputError("a delivery id is a non-empty string of at most 255 characters");
+      }
+      const run = await db.selectFrom("durable_runs").select("workflow").where("id", "=", runId).executeTakeFirst();
+      if (!run) throw new RunNotFoundError(runId);
+      const payloadJson = toJsonText(validateSignal(workflows.get(run.workflow), name, payload), { limit: settings.maxResultBytes });
+      const { rows } = await sql<{ outcome: string }>`
+        select durable_deliver_signal(${runId}, ${name}, ${payloadJson}::jsonb, ${deliveryId ?? null}) as outcome`.execute(db);
+      switch (rows[0]!.outcome) {
+        case "not_found":
+          throw new RunNotFoundError(runId);
+        case "terminal":
+          throw new RunStateConflictError(`run "${runId}" is finished; it takes no more signals`);
+        case "timed_out":
+          throw new RunStateConflictError(`run "${runId}" stopped waiting for "${name}" (its deadline passed)`);
+        case "repeat":
+          return { ok: true, signalled: false, alreadyDelivered: true };
+        default:
+          return { ok: true, signalled: true, alreadyDelivered: false };
+      }
+    },
+
+    async cancel(id, reason) {
+      open();
+      const { rows } = await sql<{ outcome: string }>`select durable_cancel_run(${id}, ${reason ?? null}) as outcome`.execute(db);
+      if (rows[0]!.outcome === "not_found") throw new RunNotFoundError(id);
+      if (rows[0]!.outcome === "terminal") throw new RunStateConflictError(`run "${id}" is already finished`);
+      return (await this.status(id))!;
+    },
+
+    async retry(id) {
+      open();
+      const { rows } = await sql<{ outcome: string }>`select durable_retry_run(${id}) as outcome`.execute(db);
+      if (rows[0]!.outcome === "not_found") throw new RunNotFoundError(id);
+      if (rows[0]!.outcome === "not_failed") throw new RunStateConflictError(`run "${id}" has not failed; only a failed run can be retried`);
+      return (await this.status(id))!;
+    },
+
     statusToken(id) {
       return statusTokenFor(resolveSecret("durable", options.secrets?.durable, log), id);
     },
@@ -200,3 +268,17 @@ export function createDurable(options: DurableOptions): Durable {
 }
 
 export type { AdvanceOutcome, SignalSchemas };
+
+/**
+ * A workflow that declares signals refuses other names and validates payloads (rule 16); one that
+ * declares none, or one this deployment does not know, accepts any name as it is.
+ */
+function validateSignal(workflow: Workflow<any, any, any> | undefined, name: string, payload: unknown): unknown {
+  const schemas = workflow?.signals as SignalSchemas | undefined;
+  if (!schemas || Object.keys(schemas).length === 0) return payload;
+  const schema = Object.prototype.hasOwnProperty.call(schemas, name) ? schemas[name] : undefined;
+  if (!schema) throw new InvalidInputError(`workflow "${workflow!.name}" takes no signal "${name}" (it takes ${Object.keys(schemas).join(", ")})`);
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success) throw new InvalidInputError(`the payload of signal "${name}" is invalid`, { issues: parsed.error.issues });
+  return parsed.data;
+}

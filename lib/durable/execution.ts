@@ -3,16 +3,32 @@ import type { ClaimedRun } from "./claim";
 import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "./errors";
 import type { StepKind, StepRecord } from "./rows";
 
+export type WaitingFor = { kind: "signal" | "sleep" | "poll" | "retry"; name: string };
+
+/**
+ * One thing a suspended body waits for. A wait already on the ledger names only its step; a new
+ * one (or a poll moving on) carries its row, written by the suspension's single statement.
+ */
+export interface Wait {
+  step_id: string;
+  seq?: number;
+  kind?: "sleep" | "signal" | "poll";
+  wake_in_ms?: number | null;
+  deadline_in_ms?: number | null;
+  polls?: number;
+  error?: unknown;
+}
+
 /** Why an execution stops before its body returns. */
 export type Stop =
   /** The next step does not fit in the budget: give the run back, due now. */
   | { kind: "yield"; stepId: string }
   /** The body waits (sleep, signal, poll, retry delay): park the run until the earliest wake. */
-  | { kind: "suspend"; stepIds: string[]; waitingFor: { kind: "signal" | "sleep" | "poll" | "retry"; name: string } }
+  | { kind: "suspend"; waits: Wait[]; waitingFor: WaitingFor }
   /** A mistake the body cannot recover from (a duplicate step id): fail the run now. */
   | { kind: "fail"; error: unknown }
-  /** The fence moved on: another owner holds the run; write nothing more. */
-  | { kind: "lost" }
+  /** The fence moved on (a newer owner, a heal, a cancel): write nothing more. */
+  | { kind: "lost"; reason: string }
   /** Past the invocation's deadline, or the database failed under a write: write nothing more. */
   | { kind: "abandon"; reason: string };
 
@@ -23,6 +39,8 @@ export interface ExecutionSettings {
   /** Default step lease (ms). */
   leaseMs: number;
   maxResultBytes: number;
+  /** Waits up to this long (sleep, poll interval, retry delay) happen in process when they fit. */
+  inProcessWaitMs: number;
   log: (message: string) => void;
 }
 
@@ -70,6 +88,11 @@ export class Execution {
 
   get stopReason(): Stop | null {
     return this.stop;
+  }
+
+  /** Whether a wait of `ms` should happen in this process rather than by parking the run. */
+  waitsInProcess(ms: number, leaseMs = 0): boolean {
+    return ms <= this.settings.inProcessWaitMs && this.fits(ms + leaseMs);
   }
 
   /** The database clock now, estimated from the claim's reading plus monotonic time since. */
@@ -139,12 +162,19 @@ export class Execution {
     return value;
   }
 
-  /** Asks the execution to stop. The first reason wins, except that a lost fence wins over all. */
+  /**
+   * Asks the execution to stop. A lost fence or an abandon wins over everything; a failure over a
+   * yield or a suspension; a yield over a suspension (due now is always safe); the waits of
+   * parallel suspensions add up (the run wakes at the earliest).
+   */
   requestStop(stop: Stop): void {
     if (stop.kind === "lost" || stop.kind === "abandon") {
-      if (!this.abort.signal.aborted) this.abort.abort(stop.kind === "lost" ? "lease lost" : stop.reason);
+      if (!this.abort.signal.aborted) this.abort.abort(stop.reason);
     }
-    if (this.stop === null || ((stop.kind === "lost" || stop.kind === "abandon") && this.stop.kind !== "lost")) {
+    const rank = { suspend: 0, yield: 1, fail: 2, abandon: 3, lost: 4 } as const;
+    if (this.stop?.kind === "suspend" && stop.kind === "suspend") {
+      this.stop = { ...this.stop, waits: [...this.stop.waits, ...stop.waits] };
+    } else if (this.stop === null || rank[stop.kind] > rank[this.stop.kind]) {
       this.stop = stop;
     }
     // Nothing more will be written: do not wait for in-flight steps.

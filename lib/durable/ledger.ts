@@ -17,10 +17,15 @@ export interface StepOutcome {
   /** Wake this long after the database clock at the write (a retry's due time). */
   wakeInMs?: number;
   deadlineAt?: Date;
+  /** A new wait's deadline, this long after the database clock at the write (never moves after). */
+  deadlineInMs?: number;
+  /** Polls made so far (waitFor). */
+  polls?: number;
 }
 
 export type RecordResult =
-  | { owned: false }
+  /** `runStatus`: what the run is now ("cancelled", or "running" under a newer owner). */
+  | { owned: false; runStatus?: string }
   | { owned: true; conflict: false }
   | { owned: true; conflict: true; recorded: StepRecord };
 
@@ -48,13 +53,15 @@ export async function recordStep(
     wake_at: outcome.wakeAt?.toISOString() ?? null,
     wake_in_ms: outcome.wakeInMs === undefined ? null : Math.round(outcome.wakeInMs),
     deadline_at: outcome.deadlineAt?.toISOString() ?? null,
+    deadline_in_ms: outcome.deadlineInMs === undefined ? null : Math.round(outcome.deadlineInMs),
+    polls: outcome.polls ?? null,
   };
   // The result is spliced in as raw JSON text so it is stored exactly as the body will see it.
   const stepJson = JSON.stringify(step).slice(0, -1) + `,"result":${outcome.resultJson ?? "null"}}`;
   const { rows } = await sql<{ recorded: Record<string, any> }>`
     select durable_record_step(${runId}, ${fence}::bigint, ${stepJson}::jsonb) as recorded`.execute(db);
   const recorded = rows[0]!.recorded;
-  if (!recorded.owned) return { owned: false };
+  if (!recorded.owned) return { owned: false, runStatus: recorded.runStatus ?? undefined };
   if (!recorded.conflict) return { owned: true, conflict: false };
   return { owned: true, conflict: true, recorded: toStepRecord(recorded.step) };
 }

@@ -344,7 +344,7 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       expect((await events("h1")).filter((e) => e.kind === "heal")).toHaveLength(1);
       // The dead owner's fence is stale: its late write is refused.
       const late = await sql<{ r: any }>`select durable_record_step('h1', ${dead!.run.fence}::bigint, '{"step_id":"before","seq":0,"kind":"run","status":"completed","attempt":1,"result":"late"}'::jsonb) as r`.execute(db);
-      expect(late.rows[0]!.r).toEqual({ owned: false });
+      expect(late.rows[0]!.r).toEqual({ owned: false, runStatus: "pending" });
       expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ completed: 1 });
       // "before" and "charge"... only steps reached before the first new receipt are reclaims.
       const before = (await durable.status("h1"))!;
@@ -368,7 +368,8 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       const status = (await durable.status("st1"))!;
       expect(status.output).toEqual({ charged: "charged-2", after: "after" });
       expect(status.steps.find((s) => s.id === "charge")).toMatchObject({ attempt: 2 });
-      expect((await events("st1")).map((e) => e.kind)).toEqual(["heal", "fence.rejected"]);
+      // Its late outcome parks on the recorded one and is reported.
+      expect((await events("st1")).map((e) => e.kind)).toEqual(["heal", "step.outcome-conflict"]);
       expect(callsOf("st1", "after")).toBe(1);
     });
 
