@@ -43,14 +43,18 @@ export async function advanceClaimedRun(
     .then(() => workflow.run(ctx, claim.run.input))
     .then((value) => ({ kind: "returned" as const, value }), (error) => ({ kind: "threw" as const, error }));
 
+  let settled = false;
+  void body.then(() => (settled = true));
   const first = await Promise.race([body, exec.stopped.then((stop) => ({ kind: "stopped" as const, stop }))]);
-  if (first.kind === "stopped") return applyStop(exec, first.stop);
-  if (exec.isStopping) {
-    // The body returned or threw although a step had suspended it: it swallowed the suspension.
-    if (exec.stopReason?.kind === "suspend" || exec.stopReason?.kind === "yield") {
+  if (first.kind === "stopped" || exec.isStopping) {
+    const stop = first.kind === "stopped" ? first.stop : await exec.stopped;
+    // One turn of the event loop shows whether the body settled although a step suspended it
+    // (it raced or swallowed a step): the run stays suspended all the same (rule 11b).
+    await new Promise((resolve) => setImmediate(resolve));
+    if (settled && (stop.kind === "suspend" || stop.kind === "yield")) {
       log("the workflow body settled while suspended (did it race or swallow a step?); the run stays suspended");
     }
-    return applyStop(exec, await exec.stopped);
+    return applyStop(exec, stop);
   }
   return first.kind === "returned" ? complete(exec, workflow, first.value) : fail(exec, first.error);
 }

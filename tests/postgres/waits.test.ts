@@ -1,0 +1,5 @@
+import { connect } from "@/lib/durable/db";
+import { runWaitsContract } from "../contract/waits-contract";
+import { createTestDatabase } from "../helpers/databases";
+
+runWaitsContract("PostgreSQL (pg)", async () => connect(await createTestDatabase("durable_waits_pg"), { driver: "pg" }));
