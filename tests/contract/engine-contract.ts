@@ -27,6 +27,7 @@ const count = (runId: string, stepId: string, s?: StepInfo) => {
 };
 const callsOf = (runId: string, stepId: string) => calls.get(`${runId}:${stepId}`) ?? 0;
 const gates = new Map<string, { promise: Promise<void>; open: () => void }>();
+const aborts = new Map<string, unknown>();
 function gate(name: string) {
   let open!: () => void;
   const promise = new Promise<void>((resolve) => (open = resolve));
@@ -137,6 +138,7 @@ const stalled = defineWorkflow({
   name: "stalled",
   input: z.object({}),
   async run(ctx) {
+    ctx.abortSignal.addEventListener("abort", () => aborts.set(ctx.runId, ctx.abortSignal.reason));
     await ctx.step.run("before", () => "ok");
     const charged = await ctx.step.run("charge", async (s) => {
       count(ctx.runId, "charge", s);
@@ -152,7 +154,20 @@ const stalled = defineWorkflow({
   },
 });
 
-const workflows = [threeSteps, jsonShapes, tooLarge, duplicateIds, kindMismatch, failing, flaky, stalled];
+let reorder = false;
+const reordering = defineWorkflow({
+  name: "reordering",
+  input: z.object({}),
+  async run(ctx) {
+    // Not deterministic on purpose: the second execution swaps two steps and drops a third.
+    const order = reorder ? ["b", "a"] : ["a", "b", "c"];
+    for (const id of order) await ctx.step.run(id, () => id);
+    if (!reorder) await ctx.step.run("long", () => "x", { lease: "20s" });
+    return order;
+  },
+});
+
+const workflows = [threeSteps, jsonShapes, tooLarge, duplicateIds, kindMismatch, failing, flaky, stalled, reordering];
 
 export function runEngineContract(label: string, open: () => Promise<Kysely<any>>) {
   describe(`engine contract on ${label}`, () => {
@@ -365,12 +380,25 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       held.open();
       const first = await owner;
       expect(first).toMatchObject({ claimed: 1, completed: 0 });
+      // The stale owner stopped quietly: its abortSignal fired, nothing it wrote landed.
+      expect(aborts.get("st1")).toBe("lease lost");
       const status = (await durable.status("st1"))!;
       expect(status.output).toEqual({ charged: "charged-2", after: "after" });
       expect(status.steps.find((s) => s.id === "charge")).toMatchObject({ attempt: 2 });
       // Its late outcome parks on the recorded one and is reported.
       expect((await events("st1")).map((e) => e.kind)).toEqual(["heal", "step.outcome-conflict"]);
       expect(callsOf("st1", "after")).toBe(1);
+    });
+
+    it("logs a step replayed at a new position and reports a step that vanished on the run", async () => {
+      reorder = false;
+      await durable.start(reordering, {}, { id: "ro" });
+      expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ yielded: 1 });
+      reorder = true;
+      expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ completed: 1 });
+      expect(logs.filter((l) => /step "b" replayed at position 0, recorded at 1/.test(l))).toHaveLength(1);
+      const status = (await durable.status("ro"))!;
+      expect(status.warnings).toEqual(['step "c" has a receipt but was not reached by the execution that completed the run']);
     });
 
     it("leaves runs of workflows it does not know due for an instance that knows them", async () => {
