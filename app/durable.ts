@@ -1,10 +1,11 @@
 import type { Kysely } from "kysely";
 import { connect, createDurable, type Durable } from "@/lib/durable";
 import { createDurableRoutes } from "@/lib/durable/next";
+import { approval } from "./workflows/approval";
 import { hello } from "./workflows/hello";
 
 /** The workflows this app runs: register a new one here and every route knows it. */
-export const workflows = [hello];
+export const workflows = [hello, approval];
 
 // One database handle per process, kept on globalThis so dev reloads reuse it (two PGlite
 // instances on one data dir would corrupt it). Migrated once, when first opened.

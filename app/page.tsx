@@ -1,19 +1,42 @@
 import { revalidatePath } from "next/cache";
 import { after } from "next/server";
 import { getDurable } from "./durable";
+import { approval } from "./workflows/approval";
 import { hello } from "./workflows/hello";
 
-// A placeholder dashboard: the runs, newest first, and a button that starts one.
+// A placeholder dashboard: the runs, newest first, buttons to start the demo workflows and to
+// answer a waiting approval. Every action advances its run right after answering, like the routes.
 export const dynamic = "force-dynamic";
+
+async function advanceSoon(id: string) {
+  const durable = await getDurable();
+  after(async () => {
+    await durable.advance(id, { budgetMs: 10_000 });
+  });
+  revalidatePath("/");
+}
 
 async function startHello(form: FormData) {
   "use server";
   const durable = await getDurable();
-  const name = String(form.get("name") ?? "").trim() || "world";
+  const name = String(form.get("name") ?? "").trim().slice(0, 100) || "world";
   const { id } = await durable.start(hello, { name });
-  // Move it right away rather than at the next cron tick; the local cron would pick it up too.
-  after(() => durable.advance(id, { budgetMs: 10_000 }).then(() => undefined));
-  revalidatePath("/");
+  await advanceSoon(id);
+}
+
+async function startApproval() {
+  "use server";
+  const durable = await getDurable();
+  const { id } = await durable.start(approval, { docId: `doc-${Date.now().toString(36)}` });
+  await advanceSoon(id);
+}
+
+async function decide(form: FormData) {
+  "use server";
+  const durable = await getDurable();
+  const runId = String(form.get("runId"));
+  await durable.signal({ runId, name: "decision", payload: { approved: form.get("approved") === "yes", by: "dashboard" } });
+  await advanceSoon(runId);
 }
 
 export default async function Home() {
@@ -22,10 +45,16 @@ export default async function Home() {
   return (
     <main>
       <h1>Durable runs</h1>
-      <form action={startHello} style={{ display: "flex", gap: "0.5rem", marginBottom: "1rem" }}>
-        <input name="name" placeholder="world" aria-label="name" />
-        <button type="submit">Start a hello run</button>
-      </form>
+      <div style={{ display: "flex", gap: "1rem", marginBottom: "1rem" }}>
+        <form action={startHello} style={{ display: "flex", gap: "0.5rem" }}>
+          <input name="name" placeholder="world" aria-label="name" />
+          <button type="submit">Start hello</button>
+        </form>
+        <form action={startApproval}>
+          <button type="submit">Start approval</button>
+        </form>
+        <a href="/">Refresh</a>
+      </div>
       {runs.length === 0 ? (
         <p>No runs yet.</p>
       ) : (
@@ -41,7 +70,16 @@ export default async function Home() {
                 <td><code>{run.id}</code></td>
                 <td>{run.workflow}</td>
                 <td>{run.status}{run.error ? `: ${run.error.message}` : ""}</td>
-                <td>{run.waitingFor ? `${run.waitingFor.kind} ${run.waitingFor.name}` : ""}</td>
+                <td>
+                  {run.waitingFor ? `${run.waitingFor.kind} ${run.waitingFor.name}` : ""}
+                  {run.waitingFor?.kind === "signal" && run.waitingFor.name === "decision" ? (
+                    <form action={decide} style={{ display: "inline-flex", gap: "0.25rem", marginLeft: "0.5rem" }}>
+                      <input type="hidden" name="runId" value={run.id} />
+                      <button type="submit" name="approved" value="yes">Approve</button>
+                      <button type="submit" name="approved" value="no">Reject</button>
+                    </form>
+                  ) : null}
+                </td>
                 <td>{run.attempts}</td>
                 <td>{run.updatedAt}</td>
               </tr>
@@ -49,7 +87,6 @@ export default async function Home() {
           </tbody>
         </table>
       )}
-      <p><a href="/">Refresh</a></p>
     </main>
   );
 }

@@ -113,10 +113,11 @@ $$;
 -- Answers the waits of a run that are due, as the claim that wakes it: a sleep whose wake time
 -- passed completes; a signal wait completes with the delivered payload, or with a timeout once its
 -- deadline passed and no signal landed first (a signal that landed first always wins).
-create function durable_resolve_waits(p_run_id text, p_now timestamptz) returns void
+create function durable_resolve_waits(p_run_id text, p_fence bigint, p_now timestamptz) returns void
 language sql as $$
   update durable_steps s set
     status = 'completed',
+    fence = p_fence,
     completed_at = p_now,
     updated_at = p_now,
     result = case
@@ -187,7 +188,7 @@ begin
   end if;
 
   if v_run.status = 'running' and v_run.waiting_for is not null then
-    perform durable_resolve_waits(v_run.id, v_now);
+    perform durable_resolve_waits(v_run.id, v_run.fence, v_now);
     update durable_runs set waiting_for = null where id = v_run.id;
   end if;
 

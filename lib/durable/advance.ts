@@ -4,6 +4,7 @@ import type { Workflow } from "./define-workflow";
 import { InvalidInputError, serializeError } from "./errors";
 import { Execution, type ExecutionSettings, type Stop } from "./execution";
 import { toJsonText } from "./json";
+import { failpoint } from "./failpoints";
 import { finishRun, releaseRun } from "./ledger";
 import { createStepApi, type WorkflowContext } from "./step-context";
 
@@ -103,7 +104,10 @@ async function applyStop(exec: Execution, stop: Stop): Promise<AdvanceOutcome> {
 async function write(exec: Execution, outcome: AdvanceOutcome, statement: () => Promise<boolean>): Promise<AdvanceOutcome> {
   if (exec.remainingMs() <= 0) return "abandoned";
   try {
-    return (await statement()) ? outcome : "lost";
+    await failpoint("finish.before");
+    const written = await statement();
+    await failpoint("finish.after");
+    return written ? outcome : "lost";
   } catch (error) {
     exec.settings.log(`[${exec.runId}] the final write failed, the run will be healed when its lease expires: ${String(error)}`);
     return "abandoned";

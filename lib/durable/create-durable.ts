@@ -3,6 +3,7 @@ import { sql, type Kysely } from "kysely";
 import type { z } from "zod";
 import { advanceClaimedRun, type AdvanceOutcome } from "./advance";
 import { claimDueRun } from "./claim";
+import { failpoint } from "./failpoints";
 import { registerWorkflows, type SignalSchemas, type Workflow } from "./define-workflow";
 import { toMs, type Duration } from "./duration";
 import { InvalidInputError, RunNotFoundError, RunStateConflictError, WorkflowNotFoundError } from "./errors";
@@ -120,6 +121,7 @@ export function createDurable(options: DurableOptions): Durable {
     // The lease covers the invocation's deadline plus the margin (rule 11a).
     const claim = await claimDueRun(db, { workflows: names, runId, leaseMs: remaining + marginMs, exclude });
     if (!claim) return null;
+    await failpoint("claim.after");
     const workflow = workflows.get(claim.run.workflow)!;
     const outcome = await advanceClaimedRun(settings, workflow, claim, deadline);
     return { claim, outcome };
@@ -135,9 +137,7 @@ export function createDurable(options: DurableOptions): Durable {
       open();
       if (workflows.get(workflow.name) !== workflow) throw new WorkflowNotFoundError(workflow.name);
       const id = startOptions.id ?? randomUUID();
-      if (typeof id !== "string" || id.length === 0 || id.length > 255) {
-        throw new InvalidInputError("a run id is a non-empty string of at most 255 characters");
-      }
+      if (!isStorableName(id)) throw new InvalidInputError("a run id is a non-empty string of at most 255 characters, without NUL");
       const parsed = workflow.input.safeParse(input);
       if (!parsed.success) {
         throw new InvalidInputError(`the input of workflow "${workflow.name}" is invalid`, { issues: parsed.error.issues });
@@ -164,6 +164,7 @@ export function createDurable(options: DurableOptions): Durable {
 
     async status(id) {
       open();
+      if (!isStorableName(id)) return null;
       const read = await readRun(db, id);
       if (!read) return null;
       return toRunStatus(read.run, read.steps, workflows.has(read.run.workflow));
@@ -207,12 +208,11 @@ export function createDurable(options: DurableOptions): Durable {
 
     async signal({ runId, name, payload = null, id: deliveryId }) {
       open();
-      if (typeof name !== "string" || name.length === 0 || name.length > 255) {
-        throw new InvalidInputError("a signal name is a non-empty string of at most 255 characters");
+      if (!isStorableName(name)) throw new InvalidInputError("a signal name is a non-empty string of at most 255 characters, without NUL");
+      if (deliveryId !== undefined && !isStorableName(deliveryId)) {
+        throw new InvalidInputError("a delivery id is a non-empty string of at most 255 characters, without NUL");
       }
-      if (deliveryId !== undefined && (typeof deliveryId !== "string" || deliveryId.length === 0 || deliveryId.length > 255)) {
-        throw new InvalidInputError("a delivery id is a non-empty string of at most 255 characters");
-      }
+      if (!isStorableName(runId)) throw new RunNotFoundError(String(runId));
       const run = await db.selectFrom("durable_runs").select("workflow").where("id", "=", runId).executeTakeFirst();
       if (!run) throw new RunNotFoundError(runId);
       const payloadJson = toJsonText(validateSignal(workflows.get(run.workflow), name, payload), { limit: settings.maxResultBytes });
@@ -234,6 +234,10 @@ export function createDurable(options: DurableOptions): Durable {
 
     async cancel(id, reason) {
       open();
+      if (!isStorableName(id)) throw new RunNotFoundError(String(id));
+      if (reason !== undefined && (typeof reason !== "string" || reason.includes("\u0000") || reason.length > 1000)) {
+        throw new InvalidInputError("a cancel reason is a string of at most 1000 characters, without NUL");
+      }
       const { rows } = await sql<{ outcome: string }>`select durable_cancel_run(${id}, ${reason ?? null}) as outcome`.execute(db);
       if (rows[0]!.outcome === "not_found") throw new RunNotFoundError(id);
       if (rows[0]!.outcome === "terminal") throw new RunStateConflictError(`run "${id}" is already finished`);
@@ -242,6 +246,7 @@ export function createDurable(options: DurableOptions): Durable {
 
     async retry(id) {
       open();
+      if (!isStorableName(id)) throw new RunNotFoundError(String(id));
       const { rows } = await sql<{ outcome: string }>`select durable_retry_run(${id}) as outcome`.execute(db);
       if (rows[0]!.outcome === "not_found") throw new RunNotFoundError(id);
       if (rows[0]!.outcome === "not_failed") throw new RunStateConflictError(`run "${id}" has not failed; only a failed run can be retried`);
@@ -281,4 +286,9 @@ function validateSignal(workflow: Workflow<any, any, any> | undefined, name: str
   const parsed = schema.safeParse(payload);
   if (!parsed.success) throw new InvalidInputError(`the payload of signal "${name}" is invalid`, { issues: parsed.error.issues });
   return parsed.data;
+}
+
+/** Ids and names are text columns of at most 255 characters; Postgres text refuses NUL. */
+function isStorableName(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= 255 && !value.includes("\u0000");
 }

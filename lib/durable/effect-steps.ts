@@ -12,6 +12,7 @@ import {
 } from "./errors";
 import { never, type Execution } from "./execution";
 import { externalKeyFor } from "./external-key";
+import { failpoint } from "./failpoints";
 import type { RecordResult } from "./ledger";
 import { canRetry, resolveRetryPolicy, retryDelayMs, type RetryPolicy } from "./retry-policy";
 import type { StepRecord } from "./rows";
@@ -103,6 +104,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
       const { json, receipt } = await body(info, seq);
       const written = receipt ?? (await recorder.write({ ...base, status: "completed", resultJson: json, elapsedMs: performance.now() - started }));
       if (!written) return { kind: "stopped" };
+      await failpoint(kind === "tx" ? "tx.after-commit" : "run.after-receipt");
       return written.conflict ? fromRecorded(written.recorded) : { kind: "value", value: JSON.parse(json) };
     } catch (thrown) {
       if (thrown instanceof Rollback) {
@@ -148,7 +150,12 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
 
   return {
     run<T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) {
-      return execute(id, "run", async (s) => ({ json: recorder.json(await fn(s), id) }), options);
+      return execute(id, "run", async (s) => {
+        await failpoint("run.before-body");
+        const value = await fn(s);
+        await failpoint("run.after-body");
+        return { json: recorder.json(value, id) };
+      }, options);
     },
 
     tx<T>(id: string, fn: (tx: Transaction<any>, s: StepInfo) => Promise<T>, options?: StepOptions) {
@@ -160,6 +167,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
         await exec.db.transaction().execute(async (trx) => {
           const value = await fn(trx, s);
           bodyReturned = true;
+          await failpoint("tx.after-effect");
           const json = recorder.json(value, id);
           const receipt = await recorder.write(
             { stepId: id, seq, kind: "tx", status: "completed", attempt: s.attempt, externalKey: s.externalKey, resultJson: json, elapsedMs: performance.now() - started },
@@ -167,6 +175,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
           );
           // Lost fence, or a first write already recorded: roll the effect back.
           if (!receipt || receipt.conflict) throw new Rollback(receipt);
+          await failpoint("tx.after-receipt");
           result = { json, receipt };
         }).catch((error) => {
           // The body succeeded but its receipt or the commit failed under it: not a step failure

@@ -145,13 +145,12 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return parsed.data;
 }
 
-const isTerminal = (status: RunStatus["status"]) => status === "completed" || status === "failed" || status === "cancelled";
 // Worth an immediate claim: due now, or a wake time that may have passed by the database clock
 // (the claim decides; an app clock never does). A run with a live owner or waiting for a signal
 // with no deadline has nothing to gain from one.
 const mayBeDue = (status: RunStatus) => status.status === "pending" || (status.status === "waiting" && status.wakeAt !== null);
 
-/** Builds the handlers over the app's durable instance (`getDurable` is called per request, after auth of the cheap kinds). */
+/** Builds the handlers over the app's durable instance; `getDurable` is awaited per request, so it may open lazily. */
 export function createDurableRoutes(getDurable: () => Promise<Durable>, options: DurableRoutesOptions = {}): DurableRoutes {
   const maxDurationMs = (options.maxDuration ?? 60) * 1000;
   const marginMs = options.budgetMarginMs ?? 5000;

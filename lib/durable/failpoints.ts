@@ -1,0 +1,36 @@
+/**
+ * Named failpoints for the chaos harness (scripts/chaos): `DURABLE_FAILPOINT=<name>:<action>`
+ * with action `kill` (SIGKILL this process), `pause` (hang forever), or `throw`. Off, a failpoint
+ * is one comparison against null: no cost in production.
+ */
+let [armedName, armedAction] = parse(process.env.DURABLE_FAILPOINT);
+
+function parse(spec: string | undefined): [string | null, string | null] {
+  if (!spec) return [null, null];
+  const [name, action = "kill"] = spec.split(":");
+  return [name!, action];
+}
+
+/** Arms (or with no argument disarms) a failpoint in this process: for the chaos worker. */
+export function armFailpoint(spec?: string): void {
+  [armedName, armedAction] = parse(spec);
+}
+
+export type FailpointName =
+  | "claim.after"
+  | "run.before-body"
+  | "run.after-body"
+  | "run.after-receipt"
+  | "tx.after-effect"
+  | "tx.after-receipt"
+  | "tx.after-commit"
+  | "finish.before"
+  | "finish.after";
+
+export function failpoint(name: FailpointName): Promise<void> | void {
+  if (armedName === null || armedName !== name) return;
+  process.stdout.write(`FAILPOINT ${name}\n`);
+  if (armedAction === "kill") process.kill(process.pid, "SIGKILL");
+  if (armedAction === "throw") throw new Error(`failpoint ${name}`);
+  return new Promise<void>(() => {});
+}

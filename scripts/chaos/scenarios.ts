@@ -1,0 +1,244 @@
+// RELIABILITY.md scenarios on the real server. Each builds a fresh database, starts runs, lets
+// workers (child processes) and a seeded nemesis loose, drains what is left, and returns its
+// counts; the caller checks I1–I10 on the database it leaves.
+import { sql, type Kysely } from "kysely";
+import type { FailpointName } from "../../lib/durable/failpoints";
+import pg from "pg";
+import { connect, createDurable } from "../../lib/durable";
+import { createChaosDatabase } from "./harness-db";
+import { seeded } from "./random";
+import { chaosOrder, useSink } from "./workflow";
+import { spawnWorker, type Worker } from "./workers";
+
+export interface Scale {
+  full: boolean;
+  seed: number;
+}
+
+export interface ScenarioResult {
+  id: string;
+  name: string;
+  db: Kysely<any>;
+  counts: Record<string, number>;
+  /** Problems the scenario itself saw (a failpoint never reached, runs that never finished). */
+  problems: string[];
+}
+
+export const FAILPOINTS: FailpointName[] = [
+  "claim.after", "run.before-body", "run.after-body", "run.after-receipt", "tx.after-effect",
+  "tx.after-receipt", "tx.after-commit", "finish.before", "finish.after",
+];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function startRuns(db: Kysely<any>, count: number, work: (i: number) => [number, number] = () => [0, 0]) {
+  const durable = createDurable({ db, workflows: [chaosOrder], secrets: { durable: "chaos" }, log: () => {} });
+  for (let i = 0; i < count; i += 500) {
+    const batch = Array.from({ length: Math.min(500, count - i) }, (_, j) => i + j);
+    await Promise.all(batch.map((k) => durable.start(chaosOrder, { work: work(k) }, { id: `run-${String(k).padStart(6, "0")}` })));
+  }
+}
+
+const unfinished = async (db: Kysely<any>) =>
+  Number((await sql<{ n: number }>`select count(*)::int as n from durable_runs where status not in ('completed', 'failed', 'cancelled')`.execute(db)).rows[0]!.n);
+
+/** Ticks in this process until every run is terminal (leases of killed owners run out on the real clock). */
+async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, timeoutMs = 90_000): Promise<string[]> {
+  await waitForWorkerSessionsToClose(db);
+  const drainUrl = new URL(url);
+  drainUrl.searchParams.set("application_name", "chaos-drain");
+  const sinkPool = new pg.Pool({ connectionString: drainUrl.toString(), max: 2 });
+  useSink(sinkPool);
+  const durable = createDurable({
+    db: await connect(drainUrl.toString(), { driver: "pg", poolSize: 2 }),
+    workflows: [chaosOrder], secrets: { durable: "chaos" }, defaults: { lease: "1s", margin: "300ms" }, log: () => {},
+  });
+  const start = performance.now();
+  const problems: string[] = [];
+  while ((await unfinished(db)) > 0) {
+    if (performance.now() - start > timeoutMs) {
+      problems.push(`${await unfinished(db)} runs unfinished after ${timeoutMs} ms of draining`);
+      break;
+    }
+    const report = await durable.tick({ budgetMs });
+    if (report.claimed === 0) await sleep(200);
+  }
+  await durable.close();
+  await sinkPool.end();
+  return problems;
+}
+
+async function waitForWorkerSessionsToClose(db: Kysely<any>) {
+  for (let i = 0; i < 50; i++) {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'chaos-worker'`.execute(db);
+    if (rows[0]!.n === 0) return;
+    await sleep(100);
+  }
+}
+
+const events = async (db: Kysely<any>, kinds: string[]) =>
+  Number((await sql<{ n: number }>`select count(*)::int as n from durable_events where kind in (select jsonb_array_elements_text(${JSON.stringify(kinds)}::jsonb))`.execute(db)).rows[0]!.n);
+
+/** 1–3: SIGKILL at every failpoint (after the effect before the receipt, after COMMIT before the response…), then recovery. */
+export async function crashAtEveryFailpoint(scale: Scale): Promise<ScenarioResult> {
+  const perPoint = scale.full ? 5 : 2;
+  const { url, db } = await createChaosDatabase("durable_chaos_failpoints");
+  await startRuns(db, FAILPOINTS.length * perPoint + 2);
+  const problems: string[] = [];
+  let kills = 0;
+  for (let round = 0; round < perPoint; round++) {
+    // One worker per failpoint at once: each claims its own run and dies at its point.
+    const exits = await Promise.all(FAILPOINTS.map((point) => spawnWorker(url, { DURABLE_FAILPOINT: `${point}:kill`, IDLE_EXIT_MS: "800" }).exited));
+    exits.forEach(({ signal, output }, i) => {
+      if (signal === "SIGKILL" && output.includes(`FAILPOINT ${FAILPOINTS[i]}`)) kills++;
+      else problems.push(`failpoint ${FAILPOINTS[i]} was not reached (exit ${signal ?? "normal"})`);
+    });
+  }
+  problems.push(...(await drain(url, db)));
+  return {
+    id: "1-3", name: "SIGKILL at every failpoint, then recovery", db, problems,
+    counts: { failpoints: FAILPOINTS.length, kills, "killed between effect and receipt": perPoint, "killed after COMMIT": perPoint, heals: await events(db, ["heal"]) },
+  };
+}
+
+/** 4: concurrent workers, a nemesis that kills and pauses them past their lease; paused owners resume and are refused. */
+export async function killAndPause(scale: Scale): Promise<ScenarioResult> {
+  const runs = scale.full ? 3_000 : 300;
+  const workerCount = scale.full ? 12 : 6;
+  const durationMs = scale.full ? 60_000 : 12_000;
+  const random = seeded(scale.seed);
+  const { url, db } = await createChaosDatabase("durable_chaos_nemesis");
+  // Steps long enough that the nemesis catches owners mid-step.
+  await startRuns(db, runs, () => [Math.floor(random() * 200), Math.floor(random() * 100)]);
+  const env = { IDLE_EXIT_MS: String(durationMs + 5_000) };
+  const workers: Worker[] = Array.from({ length: workerCount }, () => spawnWorker(url, env));
+  let kills = 0;
+  let pauses = 0;
+  const end = performance.now() + durationMs;
+  while (performance.now() < end) {
+    await sleep(200 + random() * 400);
+    const index = Math.floor(random() * workers.length);
+    const worker = workers[index]!;
+    if (worker.paused) continue;
+    if (random() < 0.5) {
+      worker.child.kill("SIGKILL");
+      kills++;
+      workers[index] = spawnWorker(url, env);
+    } else {
+      // Frozen past its lease (3 s budget + 0.3 s margin), then resumed: its writes must be refused.
+      worker.child.kill("SIGSTOP");
+      worker.paused = true;
+      pauses++;
+      setTimeout(() => {
+        worker.child.kill("SIGCONT");
+        worker.paused = false;
+      }, 3_500 + random() * 2_000);
+    }
+  }
+  await sleep(6_000); // every paused worker has resumed
+  workers.forEach((w) => w.child.kill("SIGTERM"));
+  await Promise.all(workers.map((w) => w.exited));
+  const problems = await drain(url, db);
+  return {
+    id: "4", name: `${workerCount} workers, nemesis kills and pauses past the lease (seed ${scale.seed})`, db, problems,
+    counts: { runs, kills, pauses, heals: await events(db, ["heal"]), "late writes refused": await events(db, ["fence.rejected", "step.outcome-conflict"]) },
+  };
+}
+
+/** 6: pg_terminate_backend on the workers' backends while runs execute. */
+export async function terminateBackends(scale: Scale): Promise<ScenarioResult> {
+  const runs = scale.full ? 2_000 : 300;
+  const durationMs = scale.full ? 40_000 : 10_000;
+  const random = seeded(scale.seed + 6);
+  const { url, db } = await createChaosDatabase("durable_chaos_terminate");
+  await startRuns(db, runs, () => [Math.floor(random() * 20), Math.floor(random() * 20)]);
+  const env = { IDLE_EXIT_MS: String(durationMs + 3_000) };
+  const workers = Array.from({ length: 4 }, () => spawnWorker(url, env));
+  let terminated = 0;
+  const end = performance.now() + durationMs;
+  while (performance.now() < end) {
+    await sleep(50 + random() * 250);
+    const { rows } = await sql<{ ok: boolean }>`
+      select pg_terminate_backend(pid) as ok from pg_stat_activity
+       where datname = current_database() and application_name = 'chaos-worker'
+       order by random() limit ${random() < 0.2 ? 4 : 1}`.execute(db);
+    terminated += rows.filter((r) => r.ok).length;
+  }
+  await Promise.all(workers.map((w) => w.exited));
+  const problems = await drain(url, db);
+  return { id: "6", name: "pg_terminate_backend storm while runs execute", db, problems, counts: { runs, "backends terminated": terminated, heals: await events(db, ["heal"]) } };
+}
+
+/** 7: app clocks skewed ±10 min per worker decide nothing: same outcome as an unskewed control. */
+export async function skewedClocks(scale: Scale): Promise<ScenarioResult> {
+  const runs = scale.full ? 1_000 : 200;
+  const outcome = async (name: string, skews: number[]) => {
+    const { url, db } = await createChaosDatabase(name);
+    await startRuns(db, runs);
+    await Promise.all(skews.map((skew) => spawnWorker(url, { CLOCK_SKEW_MS: String(skew), IDLE_EXIT_MS: "1500" }).exited));
+    const problems = await drain(url, db);
+    const { rows } = await sql<{ completed: number; lost: number; claims: number }>`
+      select (select count(*)::int from durable_runs where status = 'completed') as completed,
+             (select count(*)::int from chaos_claims where previous_status = 'running') as lost,
+             (select count(*)::int from chaos_claims) as claims`.execute(db);
+    return { db, problems, ...rows[0]! };
+  };
+  const control = await outcome("durable_chaos_clock_control", [0, 0, 0, 0]);
+  await control.db.destroy();
+  const skewed = await outcome("durable_chaos_clock_skew", [600_000, -600_000, 600_000, -600_000]);
+  const problems = [...control.problems, ...skewed.problems];
+  if (skewed.completed !== control.completed || skewed.lost !== control.lost) {
+    problems.push(`skewed clocks decided differently: ${JSON.stringify({ skewed, control })}`);
+  }
+  return {
+    id: "7", name: "app clocks skewed ±10 min vs an unskewed control", db: skewed.db, problems,
+    counts: { runs, "completed (skewed / control)": skewed.completed, "lost claims (skewed / control)": skewed.lost, "control lost claims": control.lost },
+  };
+}
+
+/** 8: short budgets and steps of random length: nothing starts that cannot finish, nothing written after the lease; killed workers recovered once. */
+export async function budgets(scale: Scale): Promise<ScenarioResult> {
+  const runs = scale.full ? 1_000 : 150;
+  const random = seeded(scale.seed + 8);
+  const { url, db } = await createChaosDatabase("durable_chaos_budget");
+  await startRuns(db, runs, () => [Math.floor(random() * 700), Math.floor(random() * 400)]);
+  const workers = Array.from({ length: 4 }, (_, i) => spawnWorker(url, { WORKER_BUDGET_MS: "1500", IDLE_EXIT_MS: "3000", KILL_RATE: "0.02", SEED: String(scale.seed + i) }));
+  await Promise.all(workers.map((w) => w.exited));
+  const problems = await drain(url, db, 1_500);
+  const late = await sql<{ run_id: string; step_id: string }>`
+    select r.run_id, r.step_id from chaos_receipts r
+      join chaos_claims c on c.run_id = r.run_id and c.fence = r.fence
+     where r.at > c.lease_until`.execute(db);
+  problems.push(...late.rows.map((r) => `receipt ${r.run_id}/${r.step_id} written after its claim's lease`));
+  return {
+    id: "8", name: "1.5 s budgets, steps of random length, 2% of invocations killed", db, problems,
+    counts: { runs, yields: await events(db, ["budget.yield"]), heals: await events(db, ["heal"]), "receipts after lease": late.rows.length },
+  };
+}
+
+/** 9: load: many runs drained by concurrent tick loops with 1% of invocations killed. */
+export async function load(scale: Scale): Promise<ScenarioResult> {
+  const runs = scale.full ? 10_000 : 1_500;
+  const loops = scale.full ? 16 : 6;
+  const { url, db } = await createChaosDatabase("durable_chaos_load");
+  await startRuns(db, runs);
+  const started = performance.now();
+  const workers = Array.from({ length: loops }, (_, i) => spawnWorker(url, { IDLE_EXIT_MS: "1500", KILL_RATE: "0.01", SEED: String(scale.seed + 100 + i) }));
+  const exits = await Promise.all(workers.map((w) => w.exited));
+  const problems = await drain(url, db);
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    id: "9", name: `${runs} runs × 3 steps, ${loops} tick loops, 1% of invocations killed`, db, problems,
+    counts: { runs, "workers killed": exits.filter((e) => e.signal === "SIGKILL").length, heals: await events(db, ["heal"]), "steps/s incl. recovery": Math.round((runs * 3) / seconds) },
+  };
+}
+
+/** By RELIABILITY.md scenario number (2 and 3 are failpoints of 1; 5 is not run here yet). */
+export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<ScenarioResult>]> = [
+  ["1-3", crashAtEveryFailpoint],
+  ["4", killAndPause],
+  ["6", terminateBackends],
+  ["7", skewedClocks],
+  ["8", budgets],
+  ["9", load],
+];
