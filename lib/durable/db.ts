@@ -102,6 +102,8 @@ async function createPool(kind: "pg" | "neon", connectionString: string, max: nu
       const { default: ws } = await import("ws");
       neon.neonConfig.webSocketConstructor = ws;
     }
+    const proxy = process.env.DURABLE_NEON_WS_PROXY;
+    if (proxy) useLocalWsProxy(neon.neonConfig, proxy);
     const types = int8AsNumber(neon.types as TypeParsers);
     pool = new neon.Pool({ connectionString, max, types }) as unknown as typeof pool;
   } else {
@@ -113,6 +115,28 @@ async function createPool(kind: "pg" | "neon", connectionString: string, max: nu
   // the pool; unhandled, that crashes the process. The pool replaces the client on next use.
   pool.on("error", (e) => console.warn(`[durable] idle database connection error: ${e.message}`));
   return pool;
+}
+
+type NeonWsConfig = {
+  wsProxy: unknown;
+  useSecureWebSocket: boolean;
+  pipelineTLS: boolean;
+  pipelineConnect: false | "password";
+  coalesceWrites: boolean;
+};
+
+/**
+ * DURABLE_NEON_WS_PROXY="host:port/path": Neon's driver reaches a Postgres without TLS through a
+ * plain WebSocket proxy (a local server in tests or dev, e.g. Neon's local proxy), asking for
+ * `ws://host:port/path?address=<db host>:<db port>`. The config is process-global in the driver,
+ * which is why it comes from the environment of the process that opens the pool (a Next server).
+ */
+function useLocalWsProxy(config: NeonWsConfig, proxy: string) {
+  config.wsProxy = proxy;
+  config.useSecureWebSocket = false; // ws://, not wss://
+  config.pipelineTLS = false; // no TLS inside the WebSocket either
+  config.pipelineConnect = false; // wait for the server's auth request: trust auth sends none
+  config.coalesceWrites = false; // on loopback, batching writes only adds latency
 }
 
 // Counts round trips at the driver. The connection is patched in place rather than wrapped:

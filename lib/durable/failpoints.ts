@@ -1,7 +1,7 @@
 /**
  * Named failpoints for the chaos harness (scripts/chaos): `DURABLE_FAILPOINT=<name>:<action>`
- * with action `kill` (SIGKILL this process), `pause` (hang forever), or `throw`. Off, a failpoint
- * is one comparison against null: no cost in production.
+ * with action `kill` (SIGKILL this process), `stop` (SIGSTOP it: the harness resumes it later),
+ * `pause` (hang forever), or `throw`. Off, a failpoint is one comparison against null.
  */
 let [armedName, armedAction] = parse(process.env.DURABLE_FAILPOINT);
 
@@ -18,6 +18,7 @@ export function armFailpoint(spec?: string): void {
 
 export type FailpointName =
   | "claim.after"
+  | "receipt.before-write"
   | "run.before-body"
   | "run.after-body"
   | "run.after-receipt"
@@ -31,6 +32,11 @@ export function failpoint(name: FailpointName): Promise<void> | void {
   if (armedName === null || armedName !== name) return;
   process.stdout.write(`FAILPOINT ${name}\n`);
   if (armedAction === "kill") process.kill(process.pid, "SIGKILL");
+  if (armedAction === "stop") {
+    armedName = null; // once: after SIGCONT the process goes on and must be refused by the fence
+    process.kill(process.pid, "SIGSTOP");
+    return;
+  }
   if (armedAction === "throw") throw new Error(`failpoint ${name}`);
   return new Promise<void>(() => {});
 }

@@ -1,5 +1,6 @@
 import type { Transaction } from "kysely";
 import type { Execution } from "./execution";
+import { failpoint } from "./failpoints";
 import { toJsonText } from "./json";
 import { recordStep, type RecordResult, type StepOutcome } from "./ledger";
 import type { StepRecord, StoredError } from "./rows";
@@ -35,6 +36,8 @@ export function createStepRecorder(exec: Execution): StepRecorder {
         exec.requestStop({ kind: "abandon", reason: "past the invocation deadline" });
         return null;
       }
+      // A process frozen here, past the deadline check, is what only the fence can stop.
+      await failpoint("receipt.before-write");
       let result: RecordResult;
       try {
         result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, outcome);

@@ -30,12 +30,21 @@ export const FAILPOINTS: FailpointName[] = [
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const mark = (label: string) => process.env.CHAOS_DEBUG && console.error(`[chaos ${Math.round(performance.now())} ms] ${label}`);
 
-async function startRuns(db: Kysely<any>, count: number, work: (i: number) => [number, number] = () => [0, 0]) {
+async function until(condition: () => boolean, timeoutMs = 20_000) {
+  const end = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > end) throw new Error("chaos: condition not reached in time");
+    await sleep(20);
+  }
+}
+
+async function startRuns(db: Kysely<any>, count: number, work: (i: number) => [number, number] = () => [0, 0], prefix = "run") {
   const durable = createDurable({ db, workflows: [chaosOrder], secrets: { durable: "chaos" }, log: () => {} });
   for (let i = 0; i < count; i += 500) {
     const batch = Array.from({ length: Math.min(500, count - i) }, (_, j) => i + j);
-    await Promise.all(batch.map((k) => durable.start(chaosOrder, { work: work(k) }, { id: `run-${String(k).padStart(6, "0")}` })));
+    await Promise.all(batch.map((k) => durable.start(chaosOrder, { work: work(k) }, { id: `${prefix}-${String(k).padStart(6, "0")}` })));
   }
 }
 
@@ -50,19 +59,20 @@ async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, timeoutMs =
   const sinkPool = new pg.Pool({ connectionString: drainUrl.toString(), max: 2 });
   useSink(sinkPool);
   const durable = createDurable({
-    db: await connect(drainUrl.toString(), { driver: "pg", poolSize: 2 }),
+    db: await connect(drainUrl.toString(), { driver: "pg", poolSize: 8 }),
     workflows: [chaosOrder], secrets: { durable: "chaos" }, defaults: { lease: "1s", margin: "300ms" }, log: () => {},
   });
   const start = performance.now();
   const problems: string[] = [];
-  while ((await unfinished(db)) > 0) {
-    if (performance.now() - start > timeoutMs) {
-      problems.push(`${await unfinished(db)} runs unfinished after ${timeoutMs} ms of draining`);
-      break;
+  // Six tick loops at once, like six function instances.
+  await Promise.all(Array.from({ length: 6 }, async () => {
+    while ((await unfinished(db)) > 0 && performance.now() - start < timeoutMs) {
+      const report = await durable.tick({ budgetMs });
+      if (report.claimed === 0) await sleep(200);
     }
-    const report = await durable.tick({ budgetMs });
-    if (report.claimed === 0) await sleep(200);
-  }
+  }));
+  const left = await unfinished(db);
+  if (left > 0) problems.push(`${left} runs unfinished after ${timeoutMs} ms of draining`);
   await durable.close();
   await sinkPool.end();
   return problems;
@@ -109,8 +119,9 @@ export async function killAndPause(scale: Scale): Promise<ScenarioResult> {
   const random = seeded(scale.seed);
   const { url, db } = await createChaosDatabase("durable_chaos_nemesis");
   // Steps long enough that the nemesis catches owners mid-step.
-  await startRuns(db, runs, () => [Math.floor(random() * 200), Math.floor(random() * 100)]);
+  await startRuns(db, runs, () => [Math.floor(random() * 150), Math.floor(random() * 60)]);
   const env = { IDLE_EXIT_MS: String(durationMs + 5_000) };
+  mark("runs started");
   const workers: Worker[] = Array.from({ length: workerCount }, () => spawnWorker(url, env));
   let kills = 0;
   let pauses = 0;
@@ -136,12 +147,30 @@ export async function killAndPause(scale: Scale): Promise<ScenarioResult> {
     }
   }
   await sleep(6_000); // every paused worker has resumed
-  workers.forEach((w) => w.child.kill("SIGTERM"));
+  workers.forEach((w) => w.child.kill("SIGKILL"));
   await Promise.all(workers.map((w) => w.exited));
+  mark("nemesis done, workers killed");
   const problems = await drain(url, db);
+  mark("drained");
+
+  // Owners frozen between their deadline check and their receipt write, resumed after another
+  // owner took their run over: only the fence stands between them and a stale write.
+  const frozen = scale.full ? 6 : 3;
+  const refusedBefore = await events(db, ["fence.rejected", "step.outcome-conflict"]);
+  await startRuns(db, frozen, () => [0, 0], "frozen");
+  const stopped = Array.from({ length: frozen }, () => spawnWorker(url, { DURABLE_FAILPOINT: "receipt.before-write:stop", IDLE_EXIT_MS: "1000" }));
+  await Promise.all(stopped.map((w) => until(() => w.output().includes("FAILPOINT receipt.before-write"))));
+  mark("frozen");
+  await sleep(3_500); // their leases (3 s budget + 0.3 s margin) run out
+  problems.push(...(await drain(url, db)));
+  mark("frozen runs drained");
+  stopped.forEach((w) => w.child.kill("SIGCONT"));
+  await Promise.all(stopped.map((w) => w.exited));
+  const refused = (await events(db, ["fence.rejected", "step.outcome-conflict"])) - refusedBefore;
+  if (refused !== frozen) problems.push(`${frozen} frozen owners resumed, ${refused} late writes refused`);
   return {
     id: "4", name: `${workerCount} workers, nemesis kills and pauses past the lease (seed ${scale.seed})`, db, problems,
-    counts: { runs, kills, pauses, heals: await events(db, ["heal"]), "late writes refused": await events(db, ["fence.rejected", "step.outcome-conflict"]) },
+    counts: { runs: runs + frozen, kills, pauses, heals: await events(db, ["heal"]), "frozen owners resumed": frozen, "their late writes refused": refused },
   };
 }
 
@@ -223,7 +252,8 @@ export async function load(scale: Scale): Promise<ScenarioResult> {
   const { url, db } = await createChaosDatabase("durable_chaos_load");
   await startRuns(db, runs);
   const started = performance.now();
-  const workers = Array.from({ length: loops }, (_, i) => spawnWorker(url, { IDLE_EXIT_MS: "1500", KILL_RATE: "0.01", SEED: String(scale.seed + 100 + i) }));
+  // Short invocations (1.4 s budgets: a tick claims a run or two), 1% of them killed somewhere.
+  const workers = Array.from({ length: loops }, (_, i) => spawnWorker(url, { WORKER_BUDGET_MS: "1400", IDLE_EXIT_MS: "1500", KILL_RATE: "0.01", SEED: String(scale.seed + 100 + i) }));
   const exits = await Promise.all(workers.map((w) => w.exited));
   const problems = await drain(url, db);
   const seconds = (performance.now() - started) / 1000;

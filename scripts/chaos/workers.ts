@@ -4,6 +4,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 export interface Worker {
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }>;
+  /** What it printed so far. */
+  output(): string;
   paused: boolean;
 }
 
@@ -20,5 +22,5 @@ export function spawnWorker(url: string, env: Record<string, string> = {}): Work
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal, output })),
   );
-  return { child, exited, paused: false };
+  return { child, exited, output: () => output, paused: false };
 }
