@@ -456,7 +456,8 @@ end
 $$;
 
 -- Retry a failed run: completed receipts (and so their external keys) stay; failed steps reopen
--- as due retries keeping their attempt count; the run is due now under a new fence.
+-- as due retries keeping their attempt count (a timed-out waitFor starts over); the run is due
+-- now under a new fence.
 create function durable_retry_run(p_run_id text) returns text
 language plpgsql as $$
 declare
@@ -470,6 +471,8 @@ begin
   if v_status <> 'failed' then
     return 'not_failed';
   end if;
+  -- A wait that timed out starts over with a new deadline; any other failed step runs again.
+  delete from durable_steps where run_id = p_run_id and status = 'failed' and kind = 'poll';
   update durable_steps set status = 'waiting', wake_at = v_now, completed_at = null, updated_at = v_now
    where run_id = p_run_id and status = 'failed';
   update durable_runs set

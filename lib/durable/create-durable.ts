@@ -172,7 +172,7 @@ export function createDurable(options: DurableOptions): Durable {
 
     list(listOptions) {
       open();
-      return listRuns(db, listOptions);
+      return listRuns(db, listOptions, (name) => workflows.has(name));
     },
 
     async tick(tickOptions = {}) {

@@ -32,7 +32,7 @@ function decodeCursor(cursor: string): [string, string] {
 }
 
 /** Newest first, optionally filtered by status and workflow. */
-export async function listRuns(db: Kysely<any>, options: ListOptions = {}): Promise<ListPage> {
+export async function listRuns(db: Kysely<any>, options: ListOptions = {}, isRegistered: (workflow: string) => boolean = () => true): Promise<ListPage> {
   const limit = options.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new InvalidInputError("limit is an integer from 1 to 200");
   if (options.status !== undefined && !runStatusValues.safeParse(options.status).success) {
@@ -56,6 +56,6 @@ export async function listRuns(db: Kysely<any>, options: ListOptions = {}): Prom
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   // toRunRecord takes Dates as well as ISO text (new Date(date) copies it).
-  const runs = page.map((row) => toRunSummary(toRunRecord(row)));
+  const runs = page.map((row) => toRunSummary(toRunRecord(row), isRegistered(row.workflow)));
   return { runs, nextCursor: rows.length > limit && last ? encodeCursor(last.cursor_micros, last.id) : null };
 }

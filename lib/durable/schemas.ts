@@ -51,4 +51,4 @@ export const tickReportSchema = z.object({
 export type TickReport = z.infer<typeof tickReportSchema>;
 
 /** One row of `list()`: a run without its steps. */
-export type RunSummary = Omit<RunStatus, "steps" | "output" | "warnings">;
+export type RunSummary = Omit<RunStatus, "steps" | "output">;

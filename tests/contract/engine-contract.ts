@@ -217,6 +217,9 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       expect((await durable.status("order-1"))?.status).toBe("pending");
 
       await expect(durable.start(threeSteps, { n: "x" } as any, { id: "bad" })).rejects.toSatisfy(InvalidInputError.is);
+      await expect(durable.start(threeSteps, { n: 1 }, { id: "nul\u0000id" })).rejects.toSatisfy(InvalidInputError.is);
+      await expect(durable.start(threeSteps, { n: 1 }, { id: "x".repeat(256) })).rejects.toSatisfy(InvalidInputError.is);
+      expect(await durable.status("nul\u0000id")).toBeNull();
       await expect(durable.start(jsonShapes, {}, { id: "order-1" })).rejects.toSatisfy(RunStateConflictError.is);
       const stranger = defineWorkflow({ name: "stranger", input: z.object({}), run: async () => null });
       await expect(durable.start(stranger, {}, { id: "s" })).rejects.toSatisfy(WorkflowNotFoundError.is);
@@ -408,6 +411,8 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       const seenByOther = (await other.status("foreign"))!;
       expect(seenByOther.status).toBe("pending");
       expect(seenByOther.warnings.join()).toMatch(/not registered/);
+      expect((await other.list()).runs[0]!.warnings.join()).toMatch(/not registered/);
+      expect((await durable.list()).runs[0]!.warnings).toEqual([]);
       expect((await durable.tick({ budgetMs: 10_000 })).completed).toBe(1);
     });
 

@@ -286,6 +286,12 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
       expect(((await stepRow("p2", "job")).deadline_at as Date).getTime()).toBe(deadline.getTime());
       expect(await durable.status("p2")).toMatchObject({ status: "failed", error: { code: "step_timeout" } });
       expect((await durable.status("p2"))!.error!.message).toMatch(/not ready after 3 polls/);
+      // Retrying the run starts the wait over, with a new deadline.
+      await durable.retry("p2");
+      expect(await tick()).toMatchObject({ waiting: 1 });
+      const restarted = await stepRow("p2", "job");
+      expect(restarted).toMatchObject({ status: "waiting", polls: 1 });
+      expect((restarted.deadline_at as Date).getTime()).toBeGreaterThan(deadline.getTime());
     });
 
     it("honours RetryableStepError's retryAfter and shows the retry wait", async () => {
