@@ -45,7 +45,7 @@ export function defineWorkflow<
   TOutput,
   TSignals extends SignalSchemas = {},
 >(definition: WorkflowDefinition<TInput, TOutput, TSignals>): Workflow<TInput, TOutput, TSignals> {
-  if (typeof definition.name !== "string" || !/^\S.{0,254}$/s.test(definition.name)) {
+  if (typeof definition.name !== "string" || !/^\S[\s\S]{0,254}$/.test(definition.name)) {
     throw new InvalidInputError("a workflow name is a non-empty string of at most 255 characters");
   }
   if (typeof definition.run !== "function") {

@@ -1,0 +1,148 @@
+// What add-to-app writes into the other app: the toolkit (lib/durable, db/) copied as is, our
+// route files with their `@/` imports made relative, and a fresh instance file. Nothing here
+// touches the other app; `writePlan` does, and never over a file that is already there.
+import { builtinModules } from "node:module";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { instanceFile } from "./templates";
+
+export interface PlannedFile {
+  /** Path in the other app, with `/` separators. */
+  dest: string;
+  content: string;
+  group: "toolkit" | "instance" | "route";
+}
+
+export interface Layout {
+  /** "" or "src/": where app/, lib/ and db/ live in the other app. */
+  base: string;
+}
+
+/** An app with src/app and no app/ keeps everything under src/ (Next's src layout). */
+export function detectLayout(target: string): Layout {
+  const srcApp = existsSync(path.join(target, "src", "app")) && !existsSync(path.join(target, "app"));
+  return { base: srcApp ? "src/" : "" };
+}
+
+function filesUnder(root: string, rel: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(path.join(root, rel), { withFileTypes: true })) {
+    const child = `${rel}/${entry.name}`;
+    if (entry.isDirectory()) out.push(...filesUnder(root, child));
+    else if (entry.isFile() && !/\.test\.tsx?$/.test(entry.name)) out.push(child);
+  }
+  return out.sort();
+}
+
+const SPECIFIER = /(\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)(["'])([^"']+)\2/gm;
+
+/** The code of a line, or "" for a comment line (a JSDoc example is not an import). */
+const isCommentLine = (line: string) => /^\s*(\*|\/\/|\/\*)/.test(line);
+
+/** Every import specifier in the code of a file (comment lines skipped). */
+export function importsOf(source: string): string[] {
+  const found: string[] = [];
+  for (const line of source.split("\n")) {
+    if (isCommentLine(line)) continue;
+    for (const match of line.matchAll(SPECIFIER)) found.push(match[3]!);
+  }
+  return found;
+}
+
+const relativeTo = (fromFile: string, toPath: string) => {
+  const rel = path.posix.relative(path.posix.dirname(fromFile), toPath);
+  return rel.startsWith(".") ? rel : `./${rel}`;
+};
+
+/** Turns `@/x` (our tsconfig alias for the repository root) into a path relative to `dest`. */
+function rewriteAlias(source: string, dest: string, base: string): string {
+  return source
+    .split("\n")
+    .map((line) =>
+      isCommentLine(line)
+        ? line
+        : line.replace(SPECIFIER, (all, lead: string, quote: string, spec: string) =>
+            spec.startsWith("@/") ? `${lead}${quote}${relativeTo(dest, base + spec.slice(2))}${quote}` : all,
+          ),
+    )
+    .join("\n");
+}
+
+/** The package a bare specifier names: "kysely", "@vercel/functions", not node builtins. */
+export function packageOf(spec: string): string | null {
+  if (spec.startsWith(".") || spec.startsWith("/") || spec.startsWith("@/") || spec.startsWith("node:")) return null;
+  const name = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
+  return builtinModules.includes(name) ? null : name;
+}
+
+export function planFiles(root: string, { base }: Layout): PlannedFile[] {
+  const planned: PlannedFile[] = [];
+  for (const rel of [...filesUnder(root, "lib/durable"), ...filesUnder(root, "db")]) {
+    const dest = base + rel;
+    planned.push({ dest, content: rewriteAlias(readFileSync(path.join(root, rel), "utf8"), dest, base), group: "toolkit" });
+  }
+
+  const instance = `${base}app/durable.ts`;
+  planned.push({
+    dest: instance,
+    content: instanceFile({ lib: relativeTo(instance, `${base}lib/durable`), libFromWorkflows: relativeTo(`${base}app/workflows/x.ts`, `${base}lib/durable`) }),
+    group: "instance",
+  });
+
+  // Our route files are thin (runtime, maxDuration, the handlers of app/durable.ts): the same files
+  // serve the other app once their imports point at its instance.
+  for (const rel of filesUnder(root, "app/api/durable").filter((f) => f.endsWith("/route.ts"))) {
+    const dest = base + rel;
+    planned.push({ dest, content: rewriteAlias(readFileSync(path.join(root, rel), "utf8"), dest, base), group: "route" });
+  }
+
+  checkSelfContained(planned);
+  return planned;
+}
+
+/** Every relative import of a copied file resolves inside the copy: the toolkit needs nothing else of ours. */
+function checkSelfContained(planned: PlannedFile[]) {
+  const present = new Set(planned.map((f) => f.dest));
+  for (const file of planned) {
+    for (const spec of importsOf(file.content)) {
+      if (spec.startsWith("@/")) throw new Error(`${file.dest} still imports "${spec}" after rewriting`);
+      if (!spec.startsWith(".")) continue;
+      const target = path.posix.join(path.posix.dirname(file.dest), spec);
+      const candidates = [target, `${target}.ts`, `${target}.tsx`, `${target}/index.ts`];
+      if (file.group === "instance" && spec.startsWith("./workflows/")) continue;
+      if (!candidates.some((c) => present.has(c))) {
+        throw new Error(`${file.dest} imports "${spec}", which add-to-app does not copy: the toolkit would not build there`);
+      }
+    }
+  }
+}
+
+/** The npm packages the copied files import. */
+export function packagesUsed(planned: PlannedFile[]): string[] {
+  const names = new Set<string>();
+  for (const file of planned) for (const spec of importsOf(file.content)) {
+    const name = packageOf(spec);
+    if (name) names.add(name);
+  }
+  return [...names].sort();
+}
+
+export type FileOutcome = "created" | "same" | "kept";
+
+/** Writes each planned file that does not exist yet; an existing one is never touched. */
+export function writePlan(target: string, planned: PlannedFile[], dryRun: boolean): Map<string, FileOutcome> {
+  const outcomes = new Map<string, FileOutcome>();
+  for (const file of planned) {
+    const full = path.join(target, file.dest);
+    if (existsSync(full)) {
+      outcomes.set(file.dest, readFileSync(full, "utf8") === file.content ? "same" : "kept");
+      continue;
+    }
+    if (!dryRun) {
+      mkdirSync(path.dirname(full), { recursive: true });
+      writeFileSync(full, file.content, { flag: "wx" }); // wx: fails rather than overwrite
+    }
+    outcomes.set(file.dest, "created");
+  }
+  return outcomes;
+}

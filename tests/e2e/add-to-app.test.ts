@@ -1,0 +1,277 @@
+// `npm run add-to-app -- <dir>` on a fresh create-next-app-style app: the copy builds with
+// `next build`, serves under `next start`, and runs a workflow the app registers through the
+// copied routes. A second run changes nothing, and no file the app had is overwritten.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { importsOf } from "../../scripts/add-to-app/plan";
+import { DurableClient, makeSecrets } from "./helpers/durable-client";
+import { buildApp, REPO_ROOT, startNext, type NextServer } from "./helpers/next-server";
+
+const ours = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
+const app = mkdtempSync(path.join(os.tmpdir(), "durable-e2e-add-to-app-"));
+
+const MY_TICK_ROUTE = `// The app's own route at the path the toolkit would use: add-to-app must leave it alone.
+export const dynamic = "force-dynamic";
+export function GET() {
+  return new Response("my own tick");
+}
+`;
+const MY_VERCEL_JSON = `{
+    "regions": ["fra1"],
+    "crons": [{ "path": "/api/cleanup", "schedule": "0 4 * * *" }]
+}
+`;
+
+/** The files of a minimal app as create-next-app writes them (TypeScript, app router, `@/` alias). */
+function writeMinimalApp(dir: string) {
+  const files: Record<string, string> = {
+    "package.json": JSON.stringify(
+      {
+        name: "my-app",
+        private: true,
+        scripts: { dev: "next dev", build: "next build", start: "next start" },
+        dependencies: { next: ours.dependencies.next, react: ours.dependencies.react, "react-dom": ours.dependencies["react-dom"] },
+        devDependencies: { typescript: ours.devDependencies.typescript, "@types/node": ours.devDependencies["@types/node"], "@types/react": ours.devDependencies["@types/react"] },
+      },
+      null,
+      2,
+    ),
+    "tsconfig.json": JSON.stringify(
+      {
+        compilerOptions: {
+          target: "ES2017",
+          lib: ["dom", "dom.iterable", "esnext"],
+          allowJs: true,
+          skipLibCheck: true,
+          strict: true,
+          noEmit: true,
+          esModuleInterop: true,
+          module: "esnext",
+          moduleResolution: "bundler",
+          resolveJsonModule: true,
+          isolatedModules: true,
+          jsx: "react-jsx",
+          incremental: true,
+          plugins: [{ name: "next" }],
+          paths: { "@/*": ["./*"] },
+        },
+        include: ["next-env.d.ts", "**/*.ts", "**/*.tsx", ".next/types/**/*.ts", ".next/dev/types/**/*.ts"],
+        exclude: ["node_modules"],
+      },
+      null,
+      2,
+    ),
+    "next.config.ts": `import type { NextConfig } from "next";\n\nconst nextConfig: NextConfig = {\n  /* config options here */\n};\n\nexport default nextConfig;\n`,
+    ".gitignore": "/node_modules\n/.next/\n",
+    "vercel.json": MY_VERCEL_JSON,
+    "app/layout.tsx": `export default function RootLayout({ children }: { children: React.ReactNode }) {\n  return (\n    <html lang="en">\n      <body>{children}</body>\n    </html>\n  );\n}\n`,
+    "app/page.tsx": `export default function Home() {\n  return <main>my app</main>;\n}\n`,
+    "app/api/durable/tick/route.ts": MY_TICK_ROUTE,
+  };
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    writeFileSync(path.join(dir, rel), content);
+  }
+  linkNodeModules(dir);
+}
+
+/**
+ * Our node_modules stand in for `npm install` (they hold next, react and the toolkit's packages).
+ * Hard links (~0.3 s), not a symlink: Turbopack refuses files that resolve outside the app's root.
+ */
+function linkNodeModules(dir: string) {
+  const from = path.join(REPO_ROOT, "node_modules");
+  const to = path.join(dir, "node_modules");
+  if (spawnSync("cp", ["-al", from, to]).status === 0) return;
+  rmSync(to, { recursive: true, force: true });
+  // Another filesystem: a plain copy (slower, same result).
+  const copied = spawnSync("cp", ["-a", from, to], { encoding: "utf8" });
+  if (copied.status !== 0) throw new Error(`could not copy node_modules: ${copied.stderr}`);
+}
+
+function addToApp(dir: string, ...options: string[]) {
+  const result = spawnSync(path.join(REPO_ROOT, "node_modules", ".bin", "tsx"), [path.join(REPO_ROOT, "scripts", "add-to-app.ts"), dir, ...options], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+  });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+/** path → sha256 of every file in the app, except what builds and installs make. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const child = rel ? `${rel}/${entry.name}` : entry.name;
+      if (["node_modules", ".next", ".durable"].includes(entry.name) || entry.name === "next-env.d.ts" || entry.name.endsWith(".tsbuildinfo")) continue;
+      if (entry.isDirectory()) walk(child);
+      else out[child] = createHash("sha256").update(readFileSync(path.join(dir, child))).digest("hex");
+    }
+  };
+  walk("");
+  return out;
+}
+
+const PING_WORKFLOW = `import { z } from "zod";
+import { defineWorkflow } from "../../lib/durable";
+
+export const ping = defineWorkflow({
+  name: "ping",
+  input: z.object({ n: z.number().int() }),
+  async run(ctx, input) {
+    const doubled = await ctx.step.run("double", () => input.n * 2);
+    await ctx.step.sleep("nap", "100ms");
+    return { doubled, waited: true };
+  },
+});
+`;
+
+const read = (rel: string) => readFileSync(path.join(app, rel), "utf8");
+
+describe("add-to-app", () => {
+  let server: NextServer | undefined;
+  let first: { status: number | null; output: string };
+  const secrets = makeSecrets();
+
+  beforeAll(() => {
+    writeMinimalApp(app);
+    first = addToApp(app);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(app, { recursive: true, force: true });
+  });
+
+  afterEach((context) => {
+    if (context.task.result?.state === "fail" && server) console.log(`next start output:\n${server.output().slice(-4000)}`);
+  });
+
+  it("writes nothing with --dry-run", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "durable-e2e-dry-run-"));
+    try {
+      writeFileSync(path.join(dir, "package.json"), JSON.stringify({ dependencies: { next: "16.0.0" } }));
+      const dry = addToApp(dir, "--dry-run");
+      expect(dry.status, dry.output).toBe(0);
+      expect(dry.output).toMatch(/would create\s+app\/durable\.ts/);
+      expect(readdirSync(dir)).toEqual(["package.json"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("follows a src/ layout and edits a plain next.config.mjs list", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "durable-e2e-src-"));
+    try {
+      mkdirSync(path.join(dir, "src", "app"), { recursive: true });
+      writeFileSync(path.join(dir, "package.json"), JSON.stringify({ dependencies: { next: "^16.1.0", zod: "^3.25.0", kysely: "^0.27.0" } }));
+      writeFileSync(path.join(dir, "tsconfig.json"), "{}");
+      writeFileSync(path.join(dir, "next.config.mjs"), `export default {\n  serverExternalPackages: ["sharp"],\n};\n`);
+      const result = addToApp(dir);
+      expect(result.status, result.output).toBe(0);
+      const inDir = (rel: string) => readFileSync(path.join(dir, rel), "utf8");
+      expect(inDir("src/lib/durable/index.ts")).toBe(readFileSync(path.join(REPO_ROOT, "lib/durable/index.ts"), "utf8"));
+      expect(inDir("src/db/schema.ts")).toBe(readFileSync(path.join(REPO_ROOT, "db/schema.ts"), "utf8"));
+      expect(inDir("src/app/api/durable/runs/route.ts")).toContain(`from "../../../durable"`);
+      expect(inDir("src/app/durable.ts")).toContain(`from "../lib/durable"`);
+      expect(inDir("next.config.mjs")).toBe(`export default {\n  serverExternalPackages: ["@electric-sql/pglite", "sharp"],\n};\n`);
+      expect(JSON.parse(inDir("vercel.json")).crons).toEqual([{ path: "/api/durable/tick", schedule: "* * * * *" }]);
+      expect(result.output).toMatch(/\.gitignore\s+TO DO: does not exist/);
+      // Versions that differ in a way that matters are pointed out, not silently accepted.
+      expect(result.output).toMatch(/Check: zod \^3\.25\.0: the toolkit is tested with 4\./);
+      expect(result.output).toMatch(/Check: kysely \^0\.27\.0: the toolkit is tested with 0\.28\./);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("copies the toolkit, keeps the app's own files, and merges its config", () => {
+    expect(first.status, first.output).toBe(0);
+    // The toolkit, byte for byte.
+    for (const rel of ["lib/durable/index.ts", "lib/durable/next.ts", "lib/durable/db.ts", "db/schema.ts", "db/migrations.generated.ts", "db/migrations/0001_durable.sql"]) {
+      expect(read(rel), rel).toBe(readFileSync(path.join(REPO_ROOT, rel), "utf8"));
+    }
+    // Route files point at the app's instance by relative paths, not at our `@/` alias.
+    expect(read("app/api/durable/runs/[id]/cancel/route.ts")).toContain(`from "../../../../../durable"`);
+    expect(read("app/api/durable/signal/route.ts")).toContain(`from "../../../durable"`);
+    expect(read("app/durable.ts")).toContain(`from "../lib/durable"`);
+    for (const rel of Object.keys(snapshot(app)).filter((f) => /\.(ts|tsx)$/.test(f))) {
+      expect(importsOf(read(rel)).filter((spec) => spec.startsWith("@/")), rel).toEqual([]);
+    }
+
+    // The app's own route at our path is left alone, and the output says so.
+    expect(read("app/api/durable/tick/route.ts")).toBe(MY_TICK_ROUTE);
+    expect(first.output).toMatch(/kept as is\s+app\/api\/durable\/tick\/route\.ts \(exists and differs: not overwritten\)/);
+
+    // vercel.json: our cron added; its own cron, its other keys and its indentation stay.
+    const vercel = read("vercel.json");
+    expect(JSON.parse(vercel)).toEqual({
+      regions: ["fra1"],
+      crons: [
+        { path: "/api/cleanup", schedule: "0 4 * * *" },
+        { path: "/api/durable/tick", schedule: "* * * * *" },
+      ],
+    });
+    expect(vercel).toMatch(/^ {4}"regions"/m);
+    expect(read("next.config.ts")).toMatch(/const nextConfig: NextConfig = \{\n {2}serverExternalPackages: \["@electric-sql\/pglite"\],\n {2}\/\* config options here \*\//);
+    expect(read(".gitignore")).toMatch(/^\.durable\/$/m);
+
+    // What to do next: packages at our pinned versions, the secrets, the database, the registry.
+    const install = /npm install (@electric-sql\S+ .*)/.exec(first.output)?.[1]?.split(" ") ?? [];
+    expect(install.sort()).toEqual(
+      ["@electric-sql/pglite", "@neondatabase/serverless", "@vercel/functions", "kysely", "pg", "ws", "zod"].map((p) => `${p}@${ours.dependencies[p]}`),
+    );
+    expect(first.output).toContain(`npm install -D @types/pg@${ours.devDependencies["@types/pg"]} @types/ws@${ours.devDependencies["@types/ws"]}`);
+    for (const word of ["DURABLE_SECRET=", "CRON_SECRET=", "DURABLE_SIGNAL_SECRET=whsec_", "DATABASE_URL", "register it in app/durable.ts"]) {
+      expect(first.output).toContain(word);
+    }
+  });
+
+  it("registers a workflow; running add-to-app again overwrites nothing", () => {
+    mkdirSync(path.join(app, "app/workflows"), { recursive: true });
+    writeFileSync(path.join(app, "app/workflows/ping.ts"), PING_WORKFLOW);
+    const instance = read("app/durable.ts");
+    const registered = instance
+      .replace(`// import { welcome } from "./workflows/welcome";`, `import { ping } from "./workflows/ping";`)
+      .replace("// register your workflows here", "ping,");
+    expect(registered).toContain(`import { ping }`);
+    expect(registered).toContain("  ping,\n];");
+    writeFileSync(path.join(app, "app/durable.ts"), registered);
+
+    const before = snapshot(app);
+    const second = addToApp(app);
+    expect(second.status, second.output).toBe(0);
+    expect(snapshot(app)).toEqual(before);
+    expect(second.output).toMatch(/lib\/durable\/, db\/: \d+ already there\n/);
+    expect(second.output).not.toMatch(/^ +(created|would create) /m);
+    expect(second.output).not.toMatch(/ (created|edited): /);
+    expect(second.output).toMatch(/kept as is\s+app\/durable\.ts/); // the edited registry is the app's now
+    expect(second.output).toMatch(/vercel\.json\s+unchanged/);
+    expect(second.output).toMatch(/next\.config\.ts\s+unchanged/);
+  });
+
+  it("builds with next build and runs the registered workflow through the copied routes", async () => {
+    await buildApp(app);
+    server = await startNext({ dir: app, env: { ...secrets.env, DATABASE_URL: undefined, DURABLE_DRIVER: undefined } });
+    const client = new DurableClient(server.url, secrets.env.DURABLE_SECRET, secrets.signalKey);
+
+    const started = await client.start("ping", { n: 21 }, "ping-1");
+    expect(started).toMatchObject({ id: "ping-1", created: true });
+    const done = await client.waitFor(started.id, started.statusToken, (s) => s.status === "completed" || s.status === "failed");
+    expect(done.status).toBe("completed");
+    expect(done.output).toEqual({ doubled: 42, waited: true });
+    expect(done.steps.map((s) => [s.id, s.status])).toEqual([
+      ["double", "completed"],
+      ["nap", "completed"],
+    ]);
+    // Idempotent on the id, and unknown workflows are refused: the copied runs route answers.
+    expect(await client.start("ping", { n: 21 }, "ping-1")).toMatchObject({ created: false, status: "completed" });
+    await expect(client.start("not-registered", {})).rejects.toThrow(/→ 404/);
+    // The app's own route at /api/durable/tick is the one that serves.
+    expect(await (await fetch(`${server.url}/api/durable/tick`)).text()).toBe("my own tick");
+  }, 180_000);
+});

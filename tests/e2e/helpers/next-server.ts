@@ -1,0 +1,221 @@
+// Build a Next.js app once and serve it with `next start` for end-to-end tests.
+//
+//   await buildApp();                                   // skipped when .next holds a build of this tree
+//   const server = await startNext({ env: { DATABASE_URL: "memory://" } });
+//   await fetch(`${server.url}/api/durable/runs`, …);
+//   await server.stop();                                // in afterAll: no stray processes
+//
+// `next build` costs ~20 s and ~640 MB, so test files share one build: a fingerprint of the sources
+// that go into it is written next to the build, a later call with the same sources skips the
+// build, and a lock serialises test files that ask at the same time (vitest runs two at once).
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = path.resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+
+const MARKER = "e2e-build-fingerprint";
+// Not part of what `next build` bundles: editing a test or a script does not call for a new build.
+const SKIP_DIRS = new Set(["node_modules", ".next", ".git", ".durable", "tests", "test-artifacts", "scripts", "coverage"]);
+// Written by `next build` itself, or by the type checker.
+const SKIP_FILE = (name: string) => name === "next-env.d.ts" || name.endsWith(".tsbuildinfo");
+
+/** Hash of every file that goes into the build (path and content). */
+export function sourceFingerprint(dir: string): string {
+  const hash = createHash("sha256");
+  const walk = (rel: string) => {
+    const entries = readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+    for (const entry of entries) {
+      const child = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (!SKIP_DIRS.has(entry.name)) walk(child);
+      } else if (entry.isFile() && !SKIP_FILE(entry.name)) {
+        hash.update(child).update("\u0000").update(readFileSync(path.join(dir, child))).update("\u0000");
+      }
+    }
+  };
+  walk("");
+  return hash.digest("hex");
+}
+
+function builtFingerprint(dir: string): string | null {
+  const marker = path.join(dir, ".next", MARKER);
+  if (!existsSync(path.join(dir, ".next", "BUILD_ID")) || !existsSync(marker)) return null;
+  return readFileSync(marker, "utf8").trim();
+}
+
+function nextBin(dir: string): string {
+  return createRequire(path.join(dir, "package.json")).resolve("next/dist/bin/next");
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A directory lock in the temp dir, one per app dir; a lock whose owner died is taken over. */
+async function withBuildLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+  const lock = path.join(os.tmpdir(), `durable-next-build-${createHash("sha1").update(dir).digest("hex").slice(0, 12)}.lock`);
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(path.join(lock, "pid"), String(process.pid));
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      let owner = NaN;
+      try {
+        owner = Number(readFileSync(path.join(lock, "pid"), "utf8"));
+      } catch {
+        // The owner has made the dir but not written its pid yet: wait for it.
+      }
+      if (Number.isInteger(owner) && owner > 0 && !isAlive(owner)) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`waited 10 minutes for the build lock ${lock}`);
+      await sleep(300);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** Runs `next build` in `dir` unless `.next` already holds a build of the current sources. */
+export async function buildApp(dir: string = REPO_ROOT): Promise<{ built: boolean; ms: number }> {
+  const startedAt = Date.now();
+  return withBuildLock(dir, async () => {
+    const fingerprint = sourceFingerprint(dir);
+    if (builtFingerprint(dir) === fingerprint) return { built: false, ms: Date.now() - startedAt };
+    rmSync(path.join(dir, ".next", MARKER), { force: true });
+    const child = spawn(process.execPath, [nextBin(dir), "build"], {
+      cwd: dir,
+      env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout!.on("data", (chunk) => (output += chunk));
+    child.stderr!.on("data", (chunk) => (output += chunk));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("exit", (exitCode) => resolve(exitCode));
+    });
+    if (code !== 0) throw new Error(`next build in ${dir} exited with ${code}:\n${output.slice(-6000)}`);
+    writeFileSync(path.join(dir, ".next", MARKER), fingerprint + "\n");
+    return { built: true, ms: Date.now() - startedAt };
+  });
+}
+
+export interface NextServer {
+  url: string;
+  port: number;
+  /** Everything the server printed so far (stdout and stderr). */
+  output(): string;
+  /** Stops the server and waits for it to exit (SIGTERM, SIGKILL after 5 s). Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface StartNextOptions {
+  /** The app (default: this repository); it must have been built. */
+  dir?: string;
+  /** Default: a free port. */
+  port?: number;
+  /** Added to the inherited environment; `undefined` removes an inherited variable. */
+  env?: Record<string, string | undefined>;
+  /** The server's working directory (default `dir`); PGlite keeps `.durable/` under it. */
+  cwd?: string;
+  /** How long to wait for the first answer (default 60 s). */
+  readyTimeoutMs?: number;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => server.listen(0, "127.0.0.1", resolve).once("error", reject));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const running = new Set<ChildProcess>();
+// A worker that dies without afterAll still takes its servers with it.
+process.once("exit", () => {
+  for (const child of running) killGroup(child, "SIGKILL");
+});
+
+/** Signals the child's whole process group (next may start workers of its own); gone is fine. */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // ESRCH: the group has ended already.
+  }
+}
+
+/** `next start` on 127.0.0.1 with NODE_ENV=production; resolves once it answers HTTP. */
+export async function startNext(options: StartNextOptions = {}): Promise<NextServer> {
+  const dir = options.dir ?? REPO_ROOT;
+  const port = options.port ?? (await freePort());
+  const env: Record<string, string | undefined> = { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", ...options.env };
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+
+  const child = spawn(process.execPath, [nextBin(dir), "start", dir, "--port", String(port), "--hostname", "127.0.0.1"], {
+    cwd: options.cwd ?? dir,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true, // its own process group, so stop() ends everything it started
+  });
+  running.add(child);
+  let output = "";
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  void exited.then(() => running.delete(child));
+
+  const url = `http://127.0.0.1:${port}`;
+  const server: NextServer = {
+    url,
+    port,
+    output: () => output,
+    async stop() {
+      killGroup(child, "SIGTERM");
+      const timer = setTimeout(() => killGroup(child, "SIGKILL"), 5000);
+      await exited;
+      clearTimeout(timer);
+      killGroup(child, "SIGKILL"); // any worker left behind in the group
+    },
+  };
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`next start exited (${child.exitCode ?? child.signalCode}) before answering:\n${output.slice(-4000)}`);
+    }
+    try {
+      // Any answer means it listens; a path no app serves keeps this probe cheap.
+      await fetch(`${url}/__e2e_ready_probe`, { signal: AbortSignal.timeout(2000) });
+      return server;
+    } catch {
+      if (Date.now() > deadline) {
+        await server.stop();
+        throw new Error(`next start did not answer on ${url} within the timeout:\n${output.slice(-4000)}`);
+      }
+      await sleep(100);
+    }
+  }
+}
