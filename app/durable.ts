@@ -1,11 +1,16 @@
 import type { Kysely } from "kysely";
 import { connect, createDurable, type Durable } from "@/lib/durable";
 import { createDurableRoutes } from "@/lib/durable/next";
+import { ensureMockProviderSchema } from "./mock-providers/schema";
 import { approval } from "./workflows/approval";
+import { checkout } from "./workflows/checkout";
 import { hello } from "./workflows/hello";
+import { outboxDelivery } from "./workflows/outbox-delivery";
+import { planApproval } from "./workflows/plan-approval";
+import { reportExport } from "./workflows/report-export";
 
 /** The workflows this app runs: register a new one here and every route knows it. */
-export const workflows = [hello, approval];
+export const workflows = [hello, approval, checkout, planApproval, outboxDelivery, reportExport];
 
 // One database handle per process, kept on globalThis so dev reloads reuse it (two PGlite
 // instances on one data dir would corrupt it). Migrated once, when first opened.
@@ -20,6 +25,8 @@ function sharedDb(): Promise<Kysely<any>> {
       const db = await connect();
       try {
         await createDurable({ db, workflows: [] }).migrate();
+        // The demo's own tables (mock providers, shop): a real app creates its tables its own way.
+        await ensureMockProviderSchema(db);
         return db;
       } catch (e) {
         await db.destroy().catch(() => {});

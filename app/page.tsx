@@ -1,92 +1,148 @@
-import { revalidatePath } from "next/cache";
-import { after } from "next/server";
+import Link from "next/link";
+import { InvalidInputError, type ListPage, type RunSummary } from "@/lib/durable";
+import { startDemo } from "./actions";
+import { AutoRefresh } from "./components/auto-refresh";
+import { DashboardOff, dashboardEnabled } from "./components/dashboard-access";
+import { formatRelative, formatTimestamp } from "./components/format";
+import { StatusBadge } from "./components/status-badge";
+import { SubmitButton } from "./components/submit-button";
 import { getDurable } from "./durable";
-import { approval } from "./workflows/approval";
-import { hello } from "./workflows/hello";
+import { countRuns } from "./runs/counts";
+import { demos, workflowTitles } from "./workflows/catalog";
 
-// A placeholder dashboard: the runs, newest first, buttons to start the demo workflows and to
-// answer a waiting approval. Every action advances its run right after answering, like the routes.
 export const dynamic = "force-dynamic";
+// startDemo advances the new run after answering: give it the same time as the routes.
+export const maxDuration = 60;
 
-async function advanceSoon(id: string) {
-  const durable = await getDurable();
-  after(async () => {
-    await durable.advance(id, { budgetMs: 10_000 });
-  });
-  revalidatePath("/");
-}
+const FILTERS = ["all", "waiting", "running", "pending", "completed", "failed", "cancelled"] as const;
+type Filter = (typeof FILTERS)[number];
 
-async function startHello(form: FormData) {
-  "use server";
-  const durable = await getDurable();
-  const name = String(form.get("name") ?? "").trim().slice(0, 100) || "world";
-  const { id } = await durable.start(hello, { name });
-  await advanceSoon(id);
-}
+type Props = { searchParams: Promise<{ status?: string; cursor?: string }> };
 
-async function startApproval() {
-  "use server";
+export default async function Home({ searchParams }: Props) {
+  if (!dashboardEnabled()) return <DashboardOff />;
+  const params = await searchParams;
+  const filter: Filter = FILTERS.find((f) => f === params.status) ?? "all";
   const durable = await getDurable();
-  const { id } = await durable.start(approval, { docId: `doc-${Date.now().toString(36)}` });
-  await advanceSoon(id);
-}
+  const counts = await countRuns(durable.db);
+  const status = filter === "all" ? undefined : filter;
+  let page: ListPage;
+  try {
+    page = await durable.list({ status, limit: 25, ...(params.cursor ? { cursor: params.cursor } : {}) });
+  } catch (e) {
+    if (!InvalidInputError.is(e)) throw e;
+    page = await durable.list({ status, limit: 25 }); // a cursor this API did not hand out: first page
+  }
+  const now = Date.now();
+  const hrefFor = (f: Filter, cursor?: string) => {
+    const query = new URLSearchParams();
+    if (f !== "all") query.set("status", f);
+    if (cursor) query.set("cursor", cursor);
+    const text = query.toString();
+    return text ? `/?${text}` : "/";
+  };
 
-async function decide(form: FormData) {
-  "use server";
-  const durable = await getDurable();
-  const runId = String(form.get("runId"));
-  await durable.signal({ runId, name: "decision", payload: { approved: form.get("approved") === "yes", by: "dashboard" } });
-  await advanceSoon(runId);
-}
-
-export default async function Home() {
-  const durable = await getDurable();
-  const { runs } = await durable.list({ limit: 50 });
   return (
-    <main>
-      <h1>Durable runs</h1>
-      <div style={{ display: "flex", gap: "1rem", marginBottom: "1rem" }}>
-        <form action={startHello} style={{ display: "flex", gap: "0.5rem" }}>
-          <input name="name" placeholder="world" aria-label="name" />
-          <button type="submit">Start hello</button>
-        </form>
-        <form action={startApproval}>
-          <button type="submit">Start approval</button>
-        </form>
-        <a href="/">Refresh</a>
-      </div>
-      {runs.length === 0 ? (
-        <p>No runs yet.</p>
-      ) : (
-        <table cellPadding={6} style={{ borderCollapse: "collapse", width: "100%" }}>
-          <thead>
-            <tr style={{ textAlign: "left" }}>
-              <th>id</th><th>workflow</th><th>status</th><th>waiting for</th><th>attempts</th><th>updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.map((run) => (
-              <tr key={run.id} style={{ borderTop: "1px solid #ddd" }}>
-                <td><code>{run.id}</code></td>
-                <td>{run.workflow}</td>
-                <td>{run.status}{run.error ? `: ${run.error.message}` : ""}</td>
-                <td>
-                  {run.waitingFor ? `${run.waitingFor.kind} ${run.waitingFor.name}` : ""}
-                  {run.waitingFor?.kind === "signal" && run.waitingFor.name === "decision" ? (
-                    <form action={decide} style={{ display: "inline-flex", gap: "0.25rem", marginLeft: "0.5rem" }}>
-                      <input type="hidden" name="runId" value={run.id} />
-                      <button type="submit" name="approved" value="yes">Approve</button>
-                      <button type="submit" name="approved" value="no">Reject</button>
-                    </form>
-                  ) : null}
-                </td>
-                <td>{run.attempts}</td>
-                <td>{run.updatedAt}</td>
-              </tr>
+    <>
+      <header className="hero">
+        <h1>Durable runs</h1>
+        <p className="lede">
+          Multi-step work that survives being killed halfway, on nothing but Postgres and ordinary route handlers. Start a
+          demo, then watch its steps: every completed step leaves a receipt, and a replay answers from it.
+        </p>
+      </header>
+
+      <section aria-labelledby="demos-title">
+        <h2 id="demos-title" className="section-title">Start a demo</h2>
+        <div className="demo-grid">
+          {demos.map((demo) => (
+            <form key={demo.workflow} action={startDemo.bind(null, demo.workflow)} className="demo-card" data-demo={demo.workflow}>
+              <h3>{demo.title}</h3>
+              <p>{demo.summary}</p>
+              <ul className="checks">
+                {demo.shows.slice(0, 2).map((line) => <li key={line}>{line}</li>)}
+              </ul>
+              <SubmitButton className="button button-primary" pendingLabel="Starting…">
+                {demo.cta}
+              </SubmitButton>
+            </form>
+          ))}
+        </div>
+      </section>
+
+      <section aria-labelledby="runs-title" className="runs-section">
+        <div className="runs-head">
+          <h2 id="runs-title" className="section-title">Runs</h2>
+          <nav className="filters" aria-label="Filter by status">
+            {FILTERS.map((f) => (
+              <Link key={f} href={hrefFor(f)} className={f === filter ? "filter filter-active" : "filter"} aria-current={f === filter ? "page" : undefined}>
+                {f === "all" ? "All" : f[0]!.toUpperCase() + f.slice(1)} <span className="filter-count">{counts[f]}</span>
+              </Link>
             ))}
-          </tbody>
-        </table>
-      )}
-    </main>
+          </nav>
+        </div>
+        {page.runs.length === 0 ? (
+          <div className="panel empty">
+            {counts.all === 0 ? "No runs yet. Start a demo above." : `No ${filter} runs.`}
+          </div>
+        ) : (
+          <div className="table-wrap">
+            <table className="runs-table">
+              <thead>
+                <tr>
+                  <th>Run</th>
+                  <th>Status</th>
+                  <th>Waiting for</th>
+                  <th className="num">Claims</th>
+                  <th>Started</th>
+                  <th>Updated</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.runs.map((run) => (
+                  <RunRow key={run.id} run={run} now={now} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <div className="pager">
+          {params.cursor ? <Link href={hrefFor(filter)}>← Newest</Link> : <span />}
+          {page.nextCursor ? <Link href={hrefFor(filter, page.nextCursor)}>Older →</Link> : null}
+        </div>
+      </section>
+      <AutoRefresh active={counts.pending + counts.running + counts.waiting > 0} />
+    </>
+  );
+}
+
+function RunRow({ run, now }: { run: RunSummary; now: number }) {
+  const href = `/runs/${encodeURIComponent(run.id)}`;
+  return (
+    <tr>
+      <td>
+        <Link href={href} className="run-link">
+          <code>{run.id}</code>
+        </Link>
+        <div className="muted small">{workflowTitles[run.workflow] ?? run.workflow}</div>
+      </td>
+      <td>
+        <StatusBadge status={run.status} />
+        {run.error ? <div className="error-text small" title={run.error.message}>{run.error.message.slice(0, 80)}</div> : null}
+      </td>
+      <td>
+        {run.waitingFor ? (
+          <>
+            <span className="wait-kind">{run.waitingFor.kind}</span> <code>{run.waitingFor.name}</code>
+            {run.wakeAt ? <div className="muted small">{run.waitingFor.kind === "signal" ? "times out " : ""}{formatRelative(run.wakeAt, now)}</div> : null}
+          </>
+        ) : (
+          <span className="muted">—</span>
+        )}
+      </td>
+      <td className="num">{run.attempts}</td>
+      <td title={formatTimestamp(run.createdAt)}>{formatRelative(run.createdAt, now)}</td>
+      <td title={formatTimestamp(run.updatedAt)}>{formatRelative(run.updatedAt, now)}</td>
+    </tr>
   );
 }

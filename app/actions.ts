@@ -1,0 +1,115 @@
+"use server";
+// The dashboard's admin actions. They run on the server with the durable instance itself, so the
+// admin secret never reaches the browser; like the routes, each advances its run right after
+// answering (`after`), so the page sees it move in milliseconds rather than at the next cron tick.
+import { randomBytes } from "node:crypto";
+import { revalidatePath } from "next/cache";
+import { redirect } from "next/navigation";
+import { after } from "next/server";
+import { DurableError, InvalidInputError, RunStateConflictError } from "@/lib/durable";
+import { assertDashboardEnabled } from "./components/dashboard-access";
+import { getDurable } from "./durable";
+import { settle, type DeliveryOutcome } from "./mock-providers/payments";
+import { demos } from "./workflows/catalog";
+
+export interface ActionResult {
+  ok: boolean;
+  message: string;
+}
+
+// Server actions are public endpoints: check every argument as if it came from anywhere.
+function runIdOf(value: unknown): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > 255) throw new InvalidInputError("not a run id");
+  return value;
+}
+
+/** Advances the run after the response, inside this function's time (maxDuration 60 on the pages). */
+async function advanceSoon(id: string) {
+  const durable = await getDurable();
+  after(async () => {
+    try {
+      await durable.advance(id, { budgetMs: 50_000 });
+    } catch (e) {
+      console.warn(`[dashboard] advancing ${id} failed: ${(e as Error)?.stack ?? e}`);
+    }
+  });
+}
+
+/** Runs an action; known refusals (finished run, timed-out wait…) become a message, not a crash. */
+async function attempt(what: string, fn: () => Promise<string>): Promise<ActionResult> {
+  try {
+    assertDashboardEnabled();
+    const message = await fn();
+    revalidatePath("/");
+    return { ok: true, message };
+  } catch (e) {
+    if (DurableError.is(e)) return { ok: false, message: e.message };
+    console.warn(`[dashboard] ${what} failed: ${(e as Error)?.stack ?? e}`);
+    return { ok: false, message: `${what} failed: ${(e as Error)?.message ?? e}` };
+  }
+}
+
+/** Starts a demo with its sample input and opens its run page. */
+export async function startDemo(workflow: string): Promise<void> {
+  assertDashboardEnabled();
+  const demo = demos.find((d) => d.workflow === workflow);
+  if (!demo) throw new InvalidInputError(`no demo "${String(workflow).slice(0, 100)}"`);
+  const durable = await getDurable();
+  const definition = durable.workflows.get(demo.workflow)!;
+  const { id } = await durable.start(definition, demo.input, { id: `${demo.workflow}-${randomBytes(4).toString("hex")}` });
+  await advanceSoon(id);
+  revalidatePath("/");
+  redirect(`/runs/${encodeURIComponent(id)}`);
+}
+
+/** The approver's answer: the `decision` signal. */
+export async function decide(runId: string, approved: boolean): Promise<ActionResult> {
+  return attempt("sending the decision", async () => {
+    const id = runIdOf(runId);
+    const durable = await getDurable();
+    const result = await durable.signal({ runId: id, name: "decision", payload: { approved: approved === true, by: "dashboard" } });
+    await advanceSoon(id);
+    if (!result.signalled) return "A decision had already been delivered; this one changed nothing.";
+    return approved === true ? "Approved. The plan executes now." : "Rejected.";
+  });
+}
+
+/** The mock payment provider settles the run's charge and sends `payment.settled` (twice, as providers do). */
+export async function settlePayment(runId: string): Promise<ActionResult> {
+  return attempt("settling the payment", async () => {
+    const id = runIdOf(runId);
+    const durable = await getDurable();
+    const outcomes = await settle(id, async (webhookId, payload): Promise<DeliveryOutcome> => {
+      try {
+        // What POST /api/durable/signal does with a verified delivery: the webhook id is the delivery id.
+        const result = await durable.signal({ runId: id, name: "payment.settled", payload, id: webhookId });
+        return result.signalled ? "delivered" : "duplicate";
+      } catch (e) {
+        if (RunStateConflictError.is(e)) return "refused";
+        throw e;
+      }
+    });
+    await advanceSoon(id);
+    const delivered = outcomes.filter((o) => o === "delivered").length;
+    const duplicates = outcomes.filter((o) => o === "duplicate").length;
+    return `The provider sent payment.settled ${outcomes.length} times: ${delivered} delivered, ${duplicates} recognised as a repeat${outcomes.includes("refused") ? ", refused (the run no longer waits)" : ""}.`;
+  });
+}
+
+export async function cancelRun(runId: string): Promise<ActionResult> {
+  return attempt("cancelling", async () => {
+    const durable = await getDurable();
+    await durable.cancel(runIdOf(runId), "cancelled from the dashboard");
+    return "Cancelled.";
+  });
+}
+
+export async function retryRun(runId: string): Promise<ActionResult> {
+  return attempt("retrying", async () => {
+    const id = runIdOf(runId);
+    const durable = await getDurable();
+    await durable.retry(id);
+    await advanceSoon(id);
+    return "Retrying: completed steps keep their receipts; failed ones run again.";
+  });
+}

@@ -1,0 +1,145 @@
+"use client";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useEffect, useRef, useState, type ReactNode } from "react";
+import type { RunStatus } from "@/lib/durable";
+import { isTerminal, useDurableRun } from "@/lib/durable/react";
+import type { DemoInfo } from "../workflows/catalog";
+import { formatDuration, formatTimestamp } from "./format";
+import { RunActions, WaitingPanel } from "./run-controls";
+import { RunTimeline } from "./run-timeline";
+import { StatusBadge } from "./status-badge";
+
+/** The clock, ticking every second while `live`; null on the server and before hydration. */
+function useNow(live: boolean): number | null {
+  const [now, setNow] = useState<number | null>(null);
+  useEffect(() => {
+    setNow(Date.now());
+    if (!live) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [live]);
+  return now;
+}
+
+export interface RunViewProps {
+  initial: RunStatus;
+  /** The run's status token (never the admin secret): the hook polls the status route with it. */
+  token: string;
+  title: string;
+  demo: DemoInfo | null;
+  /** Server-rendered panel of the demo's own state (orders, provider requests…). */
+  details: ReactNode;
+}
+
+/** The run page: a live timeline kept current by useDurableRun. */
+export function RunView({ initial, token, title, demo, details }: RunViewProps) {
+  const router = useRouter();
+  const { run: polled, error, refresh } = useDurableRun(initial.id, { token, initial });
+  const run = polled ?? initial;
+  const terminal = isTerminal(run);
+  const now = useNow(!terminal);
+
+  // When the run moves, re-render the server-side panels too (the demo's orders, provider counts).
+  const seen = useRef(run.updatedAt);
+  useEffect(() => {
+    if (seen.current === run.updatedAt) return;
+    seen.current = run.updatedAt;
+    router.refresh();
+  }, [run.updatedAt, router]);
+
+  const done = run.steps.filter((s) => s.status === "completed").length;
+  const total = run.steps.length;
+  const percent = run.status === "completed" ? 100 : total === 0 ? 0 : Math.round((done / total) * 100);
+  const origin = Date.parse(run.createdAt);
+  const elapsed = (terminal || now === null ? Date.parse(run.updatedAt) : now) - origin;
+
+  return (
+    <div className="run-page" data-run-status={run.status}>
+      <nav className="crumbs">
+        <Link href="/">← All runs</Link>
+      </nav>
+      <header className="run-head">
+        <div>
+          <p className="eyebrow">
+            {title} · <code>{run.workflow}</code>
+          </p>
+          <h1 className="run-id">{run.id}</h1>
+          {demo ? <p className="lede">{demo.summary}</p> : null}
+        </div>
+        <StatusBadge status={run.status} large />
+      </header>
+
+      <section className="stats">
+        <div className="stat">
+          <span className="stat-label">Progress</span>
+          <span className="stat-value" data-testid="progress">
+            {done} of {total} step{total === 1 ? "" : "s"} done
+          </span>
+          <span className="progress" aria-hidden>
+            <span className={`progress-bar progress-${run.status}`} style={{ width: `${percent}%` }} />
+          </span>
+        </div>
+        <div className="stat">
+          <span className="stat-label">{terminal ? "Took" : "Elapsed"}</span>
+          <span className="stat-value" suppressHydrationWarning>
+            {formatDuration(Math.max(0, elapsed))}
+          </span>
+          <span className="stat-note">started {formatTimestamp(run.createdAt)}</span>
+        </div>
+        <div className="stat">
+          <span className="stat-label">Claims</span>
+          <span className="stat-value">{run.attempts}</span>
+          <span className="stat-note">invocations that advanced it</span>
+        </div>
+        <div className="stat">
+          <span className="stat-label">Updates</span>
+          <span className={`stat-value live ${terminal ? "live-off" : error ? "live-error" : "live-on"}`}>
+            {terminal ? "Finished" : error ? "Reconnecting" : "Live"}
+          </span>
+          <span className="stat-note">{terminal ? "polling stopped" : error ? error.message : "polling the status route"}</span>
+        </div>
+      </section>
+
+      {run.error ? (
+        <section className="panel error-panel">
+          <h2>Run failed</h2>
+          <p>
+            <code>{run.error.code}</code> {run.error.message}
+          </p>
+        </section>
+      ) : null}
+      {run.warnings.length > 0 ? (
+        <section className="panel warning-panel">
+          <h2>Warnings</h2>
+          <ul>{run.warnings.map((w) => <li key={w}>{w}</li>)}</ul>
+        </section>
+      ) : null}
+
+      <WaitingPanel run={run} now={now} onChange={refresh} />
+
+      <div className="run-columns">
+        <section className="panel timeline-panel">
+          <h2>Steps</h2>
+          <RunTimeline run={run} now={now} />
+        </section>
+        <aside className="run-side">
+          <RunActions run={run} onChange={refresh} />
+          {run.status === "completed" ? (
+            <section className="panel">
+              <h2>Output</h2>
+              <pre className="json" data-testid="output">{JSON.stringify(run.output, null, 2)}</pre>
+            </section>
+          ) : null}
+          {details}
+          {demo ? (
+            <section className="panel">
+              <h2>What this shows</h2>
+              <ul className="checks">{demo.shows.map((line) => <li key={line}>{line}</li>)}</ul>
+            </section>
+          ) : null}
+        </aside>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,44 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { DashboardOff, dashboardEnabled } from "@/app/components/dashboard-access";
+import { RunView } from "@/app/components/run-view";
+import { getDurable } from "@/app/durable";
+import { demos, workflowTitles } from "@/app/workflows/catalog";
+import { DemoDetails } from "./demo-details";
+
+export const dynamic = "force-dynamic";
+// The server actions of this page advance their run after answering: give them the same time as the routes.
+export const maxDuration = 60;
+
+type Props = { params: Promise<{ id: string }> };
+
+const runIdOf = async ({ params }: Props) => {
+  const { id } = await params;
+  try {
+    return decodeURIComponent(id);
+  } catch {
+    return id;
+  }
+};
+
+export async function generateMetadata({ params }: Props): Promise<Metadata> {
+  return { title: `Run ${await runIdOf({ params })} · durable-next` };
+}
+
+export default async function RunPage({ params }: Props) {
+  if (!dashboardEnabled()) return <DashboardOff />;
+  const id = await runIdOf({ params });
+  const durable = await getDurable();
+  const run = await durable.status(id);
+  if (!run) notFound();
+  return (
+    <RunView
+      initial={run}
+      // The per-run status token: it reads this run's status and nothing else.
+      token={durable.statusToken(id)}
+      title={workflowTitles[run.workflow] ?? run.workflow}
+      demo={demos.find((d) => d.workflow === run.workflow) ?? null}
+      details={<DemoDetails runId={run.id} workflow={run.workflow} />}
+    />
+  );
+}

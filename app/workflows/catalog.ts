@@ -1,0 +1,74 @@
+/**
+ * What the dashboard says about each demo: plain data, safe to import from client components.
+ * The workflows themselves live next to this file and are registered in app/durable.ts.
+ */
+export interface DemoInfo {
+  /** The workflow's name. */
+  workflow: string;
+  title: string;
+  /** The Start button's label. */
+  cta: string;
+  summary: string;
+  /** What the run demonstrates, one guarantee per line. */
+  shows: string[];
+  /** The input the Start button uses. */
+  input: Record<string, unknown>;
+}
+
+export const demos: DemoInfo[] = [
+  {
+    workflow: "checkout",
+    cta: "Start checkout",
+    title: "Checkout saga",
+    summary: "Reserve stock, charge the card, wait for the provider's payment.settled webhook, then confirm the order.",
+    shows: [
+      "Stock reserved exactly once: a tx step commits with its receipt",
+      "The charge uses the external key as idempotency key: a lost response never charges twice",
+      "The webhook is delivered twice; the second is recognised as a repeat",
+      "No settlement within 15 minutes: refund, then release the stock",
+    ],
+    input: { sku: "mug", quantity: 1 },
+  },
+  {
+    workflow: "plan-approval",
+    cta: "Start approval",
+    title: "Approval",
+    summary: "A refund plan frozen at start; a person approves it (7-day timeout); one receipt per refund as it executes.",
+    shows: [
+      "The plan is journaled with step.value: the run executes exactly what was approved",
+      "Waiting for a person costs nothing: no process holds the run, only its row",
+      "Each refund is its own step: a crash midway never refunds anyone twice",
+    ],
+    input: {},
+  },
+  {
+    workflow: "outbox-delivery",
+    cta: "Start outbox delivery",
+    title: "Outbox delivery",
+    summary: "Queue three emails in one transaction, then send each through a flaky email API with retries and backoff.",
+    shows: [
+      "Retries with exponential backoff (1 s, 2 s, 4 s…) and the provider's retry-after on 429",
+      "A send that timed out after the provider accepted it is deduplicated, not mailed twice",
+    ],
+    input: {},
+  },
+  {
+    workflow: "report-export",
+    cta: "Start export",
+    title: "Long-running export",
+    summary: "Submit an export to an external service once, then poll it with waitFor until it is done.",
+    shows: [
+      "Submitted once, whatever happens to the response",
+      "Many polls, one receipt: the final status",
+      "A failing poll backs off; it never fails the run",
+    ],
+    input: {},
+  },
+];
+
+/** Demo and sample workflows by name, for labels (the registry in app/durable.ts is the source of truth). */
+export const workflowTitles: Record<string, string> = {
+  ...Object.fromEntries(demos.map((demo) => [demo.workflow, demo.title])),
+  hello: "Hello (sample)",
+  approval: "Approval (minimal sample)",
+};
