@@ -2,6 +2,7 @@
 export { defineWorkflow, type Workflow, type WorkflowDefinition, type SignalSchemas } from "./define-workflow";
 export { createDurable, type Durable, type DurableOptions, type DurableDefaults, type StartResult, type AdvanceOutcome } from "./create-durable";
 export { connect, type ConnectOptions, type DriverKind } from "./db";
+export { createAppDurable, type AppDurableOptions } from "./app-durable";
 export { externalKeyFor } from "./external-key";
 export { toMs, type Duration } from "./duration";
 export type { StepApi, StepInfo, StepOptions, WorkflowContext } from "./step-context";

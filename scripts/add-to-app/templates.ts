@@ -5,8 +5,7 @@
 export const WORKFLOWS_MARKER = "// register your workflows here";
 
 export function instanceFile({ lib, libFromWorkflows }: { lib: string; libFromWorkflows: string }): string {
-  return `import type { Kysely } from "kysely";
-import { connect, createDurable, type Durable, type DurableOptions } from "${lib}";
+  return `import { createAppDurable, type DurableOptions } from "${lib}";
 import { createDurableRoutes } from "${lib}/next";
 // import { welcome } from "./workflows/welcome";
 
@@ -31,48 +30,9 @@ export const workflows: DurableOptions["workflows"] = [
   ${WORKFLOWS_MARKER}
 ];
 
-// One database handle per process, kept on globalThis so dev reloads reuse it (two PGlite
-// instances on one data dir would corrupt it). Migrated once, when first opened.
-const DB_KEY = Symbol.for("durable-next.app.db");
-type Holder = typeof globalThis & { [DB_KEY]?: Promise<Kysely<any>> };
-
-function sharedDb(): Promise<Kysely<any>> {
-  const holder = globalThis as Holder;
-  let opening = holder[DB_KEY];
-  if (!opening) {
-    opening = (async () => {
-      // DATABASE_URL: Neon or any Postgres; unset, PGlite in ./.durable/ (development).
-      const db = await connect();
-      try {
-        await createDurable({ db, workflows: [] }).migrate();
-        return db;
-      } catch (e) {
-        await db.destroy().catch(() => {});
-        throw e;
-      }
-    })();
-    holder[DB_KEY] = opening;
-    // A failed open is not cached: the next request tries again.
-    opening.catch(() => {
-      if (holder[DB_KEY] === opening) delete holder[DB_KEY];
-    });
-  }
-  return opening;
-}
-
-let instance: Promise<Durable> | undefined;
-
 /** The app's durable instance: use it from server code to start runs, send signals, read status. */
-export function getDurable(): Promise<Durable> {
-  if (!instance) {
-    const creating = sharedDb().then((db) => createDurable({ db, workflows }));
-    instance = creating;
-    creating.catch(() => {
-      if (instance === creating) instance = undefined;
-    });
-  }
-  return instance;
-}
+// DATABASE_URL: Neon or any Postgres; unset, PGlite in ./.durable/ (development).
+export const getDurable = createAppDurable({ workflows });
 
 /** The handlers mounted by app/api/durable/**; maxDuration matches what the route files export. */
 export const routes = createDurableRoutes(getDurable, { maxDuration: 60 });
