@@ -174,6 +174,35 @@ export async function killAndPause(scale: Scale): Promise<ScenarioResult> {
   };
 }
 
+/**
+ * 5: a worker frozen inside a tx step's transaction, after its effect. The fence is checked at the
+ * receipt, so the frozen owner holds no lock on the run: the next owner takes over once the lease
+ * runs out. The frozen one resumes past its deadline, writes no receipt, and its effect rolls back
+ * (had it resumed before its deadline check, the fence would refuse the receipt: scenario 4).
+ */
+export async function frozenInTransaction(scale: Scale): Promise<ScenarioResult> {
+  const frozen = scale.full ? 6 : 3;
+  const { url, db } = await createChaosDatabase("durable_chaos_frozen_tx");
+  await startRuns(db, frozen);
+  const workers = Array.from({ length: frozen }, () => spawnWorker(url, { DURABLE_FAILPOINT: "tx.after-effect:stop", IDLE_EXIT_MS: "1000" }));
+  await Promise.all(workers.map((w) => until(() => w.output().includes("FAILPOINT tx.after-effect"))));
+  const idleInTransaction = async () =>
+    Number((await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(db)).rows[0]!.n);
+  const heldOpen = await idleInTransaction();
+  await sleep(3_500); // their leases run out
+  const problems = await drain(url, db);
+  workers.forEach((w) => w.child.kill("SIGCONT"));
+  await Promise.all(workers.map((w) => w.exited));
+  if (heldOpen !== frozen) problems.push(`${frozen} workers frozen inside a transaction, ${heldOpen} sessions idle in transaction`);
+  // The refused receipt rolls back with its transaction (its event too): the effects tell.
+  const effects = Number((await sql<{ n: number }>`select count(*)::int as n from chaos_effects`.execute(db)).rows[0]!.n);
+  if (effects !== frozen) problems.push(`${frozen} runs, ${effects} tx effects`);
+  return {
+    id: "5", name: "workers frozen inside a tx step's transaction, resumed after a takeover", db, problems,
+    counts: { frozen, "open transactions while frozen": heldOpen, "tx effects after resume": effects, heals: await events(db, ["heal"]) },
+  };
+}
+
 /** 6: pg_terminate_backend on the workers' backends while runs execute. */
 export async function terminateBackends(scale: Scale): Promise<ScenarioResult> {
   const runs = scale.full ? 2_000 : 300;
@@ -263,10 +292,11 @@ export async function load(scale: Scale): Promise<ScenarioResult> {
   };
 }
 
-/** By RELIABILITY.md scenario number (2 and 3 are failpoints of 1; 5 is not run here yet). */
+/** By RELIABILITY.md scenario number (2 and 3 are failpoints of 1). */
 export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<ScenarioResult>]> = [
   ["1-3", crashAtEveryFailpoint],
   ["4", killAndPause],
+  ["5", frozenInTransaction],
   ["6", terminateBackends],
   ["7", skewedClocks],
   ["8", budgets],
