@@ -1,124 +1,175 @@
-// npm run bench: the figures of DESIGN.md §7, printed, never asserted by timing.
-// Round trips are counted at the driver on PGlite and on the real server (TEST_DATABASE_URL).
-import { sql, type Kysely } from "kysely";
-import pg from "pg";
-import { z } from "zod";
-import { connect, createDurable, defineWorkflow, type Durable } from "../lib/durable";
+// npm run bench: the figures of DESIGN.md §7, printed, never asserted by timing. Everything is
+// measured in this one run; every ratio is computed from figures of this run.
+// The pieces live in scripts/bench/ (one concept per file).
+import { dropCreatedDatabases } from "./bench/databases";
+import { claimLatency } from "./bench/claim-latency";
+import { loadAverage, machine } from "./bench/machine";
+import { claimsPerRun, REPLAY_RUNS } from "./bench/replays";
+import { heading as title, ms, perSecond, ratio, table } from "./bench/report";
+import { profileRun, roundTrips } from "./bench/round-trips";
+import { startToCompletion } from "./bench/start-latency";
+import type { CpuSpent } from "./bench/cpu";
+import { drainOnPGlite, drainOnServer, protocolLoop, rawLoop, STEPS_PER_RUN, threeSteps, type Drain, type Raw, type StatementTimes } from "./bench/throughput";
 
-const SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const RUNS = 2_000;
+const LOOPS = 8;
+const RAW_STEPS = 3_000;
+const PROTOCOL_RUNS = 1_000;
+const WARMUP_RUNS = 300;
+const LATENCY_SAMPLES = 200;
+const CLAIM_SAMPLES = 500;
+const FINISHED_RUNS = 1_000_000;
+const began = performance.now();
 
-const counted = defineWorkflow({
-  name: "bench-counted",
-  input: z.object({}),
-  async run(ctx) {
-    await ctx.step.run("call", () => 1);
-    await ctx.step.tx("write", async (tx) => {
-      await sql`insert into bench_effects (run_id) values (${ctx.runId})`.execute(tx);
-    });
-    await ctx.step.value("stamp", () => 2);
-    await ctx.step.sleep("nap", "1h");
-    return "done";
-  },
-});
+/** A section title, with the machine's 1-minute load average when the section's figures were taken. */
+const heading = (text: string) => title(`${text}  [load ${loadAverage().split(" ")[0]}]`);
 
-const fiveSteps = defineWorkflow({
-  name: "bench-five-steps-two-sleeps",
-  input: z.object({ nap: z.string() }),
-  async run(ctx, input) {
-    await ctx.step.run("one", () => 1);
-    await ctx.step.sleep("nap-1", input.nap);
-    await ctx.step.run("two", () => 2);
-    await ctx.step.run("three", () => 3);
-    await ctx.step.sleep("nap-2", input.nap);
-    await ctx.step.run("four", () => 4);
-    await ctx.step.run("five", () => 5);
-    return "done";
-  },
-});
-
-async function freshServerDatabase(name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: SERVER_URL });
-  await admin.connect();
-  await admin.query(`drop database if exists "${name}" with (force)`);
-  await admin.query(`create database "${name}"`);
-  await admin.end();
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function open(target: "pglite" | "postgres", name: string, onQuery?: (q: string) => void): Promise<Kysely<any>> {
-  if (target === "pglite") return connect("memory://", { onQuery });
-  return connect(await freshServerDatabase(name), { driver: "pg", onQuery });
-}
-
-/** Statements per engine operation, from one traced run of `counted`. */
-async function roundTrips(target: "pglite" | "postgres") {
-  const statements: string[] = [];
-  const db = await open(target, "durable_bench_rt", (q) => statements.push(q));
-  const durable = createDurable({ db, workflows: [counted], secrets: { durable: "bench" }, log: () => {} });
-  await durable.migrate();
-  await sql`create table bench_effects (run_id text)`.execute(db);
-  await durable.start(counted, {}, { id: "rt" });
-  statements.length = 0;
-  await durable.tick({ budgetMs: 40_000 });
-  const claim = statements.findIndex((q) => q.includes("durable_claim_run"));
-  const receipts = statements.map((q, i) => (q.includes("durable_record_step") ? i : -1)).filter((i) => i >= 0);
-  const suspend = statements.findIndex((q) => q.includes("durable_suspend_run"));
-  const txBegin = statements.findIndex((q) => /^begin/i.test(q));
-  const txCommit = statements.findIndex((q) => /^commit/i.test(q));
-  await durable.testing.advanceClock("1h");
-  statements.length = 0;
-  await durable.tick({ budgetMs: 40_000 });
-  const completion = statements.filter((q) => !q.includes("durable_claim_run")).length;
-  await durable.close();
-  return {
-    claim: claim === 0 ? 1 : NaN,
-    run: receipts[0]! - claim,
-    tx: txCommit - txBegin + 1,
-    txOwn: 1,
-    suspension: suspend >= 0 ? 1 : NaN,
-    completion,
-  };
-}
-
-/** Claims (replays) until a 5-step run with two 200 ms sleeps completes, with and without in-process waits. */
-async function replays(target: "pglite" | "postgres", inProcessWait: string) {
-  const db = await open(target, "durable_bench_replays");
-  const durable: Durable = createDurable({ db, workflows: [fiveSteps], secrets: { durable: "bench" }, defaults: { inProcessWait }, log: () => {} });
-  await durable.migrate();
-  const runs = 5;
-  for (let i = 0; i < runs; i++) await durable.start(fiveSteps, { nap: "200ms" }, { id: `r${i}` });
-  for (;;) {
-    await durable.tick({ budgetMs: 40_000 });
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from durable_runs where status <> 'completed'`.execute(db);
-    if (rows[0]!.n === 0) break;
-    await new Promise((r) => setTimeout(r, 50));
+try {
+  // ── Machine ────────────────────────────────────────────────────────────────────────────────
+  const m = await machine();
+  console.log("durable-next bench (DESIGN.md §7)\n");
+  table([
+    ["machine", ""],
+    ["cores", `${m.cores} × ${m.cpu}`],
+    ["node", m.node],
+    ["PostgreSQL", `${m.postgres} (${Object.entries(m.settings).map(([k, v]) => `${k}=${v}`).join(", ")})`],
+    ["PGlite", `${m.pglite} (in-memory)`],
+    ["load average", `${m.load} (1, 5, 15 min)`],
+  ]);
+  if (Number(m.load.split(" ")[0]) > m.cores / 2) {
+    console.log(`\n  note: the machine is busy (load ${m.load.split(" ")[0]} on ${m.cores} cores): absolute figures are noisy; ratios less so.`);
   }
-  const { rows } = await sql<{ claims: number }>`select avg(attempts)::float8 as claims from durable_runs`.execute(db);
-  await durable.close();
-  return rows[0]!.claims;
+
+  // ── 1. Round trips ─────────────────────────────────────────────────────────────────────────
+  const rt = { pglite: await roundTrips("pglite"), postgres: await roundTrips("postgres") };
+  heading("1. Database round trips per operation (statements tagged at the driver via onQuery; DESIGN.md §7 floors)");
+  const c = (t: "pglite" | "postgres", op: keyof (typeof rt)["pglite"]["count"]) => String(rt[t].count[op]);
+  const tx = (t: "pglite" | "postgres") => `${rt[t].txOwn} + ${rt[t].count["tx step"] - rt[t].txOwn}`;
+  table([
+    ["operation", "floor", "PGlite", "PostgreSQL"],
+    ["start", "1", c("pglite", "start"), c("postgres", "start")],
+    ["claim + ledger load", "1", c("pglite", "claim"), c("postgres", "claim")],
+    ["run step", "1", c("pglite", "run step"), c("postgres", "run step")],
+    ["tx step (1 own statement)", "1 + 3", tx("pglite"), tx("postgres")],
+    ["value step", "1", c("pglite", "value step"), c("postgres", "value step")],
+    ["sleep suspension", "1", c("pglite", "sleep suspension"), c("postgres", "sleep suspension")],
+    ["claim after the sleep (+ receipts)", "1", c("pglite", "wake claim"), c("postgres", "wake claim")],
+    ["completion", "1", c("pglite", "completion"), c("postgres", "completion")],
+    ["a tick's last claim, finding nothing (2 ticks)", "1 per tick", c("pglite", "empty claim"), c("postgres", "empty claim")],
+  ]);
+  const replays = {
+    on: { pglite: await claimsPerRun("pglite", "5s"), postgres: await claimsPerRun("postgres", "5s") },
+    off: { pglite: await claimsPerRun("pglite", "0ms"), postgres: await claimsPerRun("postgres", "0ms") },
+  };
+  heading(`   Claims per completed run: 5 steps and 2 sleeps of 200 ms (mean of ${REPLAY_RUNS} runs)`);
+  table([
+    ["in-process waits", "PGlite", "PostgreSQL"],
+    ["on (inProcessWait 5s)", String(replays.on.pglite), String(replays.on.postgres)],
+    ["off (inProcessWait 0)", String(replays.off.pglite), String(replays.off.postgres)],
+  ]);
+
+  // ── 2. Throughput ──────────────────────────────────────────────────────────────────────────
+  // Each measurement is bracketed by a raw 1-connection loop and compared with the mean of its two
+  // brackets, so a load change on the machine hits the figure and its reference alike.
+  const steps = RUNS * STEPS_PER_RUN;
+  await drainOnServer(WARMUP_RUNS, 1); // untimed: JIT-compiles the engine and the drivers before the first measured drain
+  const profile = await profileRun("postgres", threeSteps, { n: 1 }, [
+    "create table bench_effects (id bigserial primary key, run_id text not null, step text not null)",
+  ]);
+  const raws: Raw[] = [await rawLoop(RAW_STEPS, 1)];
+  const one = await drainOnServer(RUNS, 1);
+  raws.push(await rawLoop(RAW_STEPS, 1));
+  const protocol = await protocolLoop(PROTOCOL_RUNS);
+  raws.push(await rawLoop(RAW_STEPS, 1));
+  const rawPool = await rawLoop(steps, LOOPS);
+  const eight = await drainOnServer(RUNS, LOOPS);
+  raws.push(await rawLoop(RAW_STEPS, 1));
+  const lite = await drainOnPGlite(RUNS);
+  raws.push(await rawLoop(RAW_STEPS, 1));
+  const bracket = (i: number) => (raws[i]!.stepsPerSecond + raws[i + 1]!.stepsPerSecond) / 2;
+  heading(`2. Throughput: ${RUNS.toLocaleString("en-US")} runs × ${STEPS_PER_RUN} steps (run, tx with one insert, value) = ${steps.toLocaleString("en-US")} steps, drained until a tick claims nothing`);
+  const commits = (profile.commits / STEPS_PER_RUN).toFixed(2);
+  const cpuPerStep = (cpu: CpuSpent, n: number) => [`${((cpu.node * 1000) / n).toFixed(0)} µs`, cpu.server === null ? "-" : `${((cpu.server * 1000) / n).toFixed(0)} µs`];
+  const row = (label: string, runsPerSecond: number | null, stepsPerSecond: number, reference: number, pool: string, commitsPerStep: string, cpu: string[], seconds: number): string[] =>
+    [label, runsPerSecond === null ? "-" : perSecond(runsPerSecond), perSecond(stepsPerSecond), perSecond(reference), ratio(stepsPerSecond / reference), pool, commitsPerStep, ...cpu, `${seconds.toFixed(1)} s`];
+  const drain = (label: string, d: Drain, reference: number, pool: string, commitsPerStep: string) =>
+    row(label, d.runsPerSecond, d.stepsPerSecond, reference, pool, commitsPerStep, cpuPerStep(d.cpu, d.steps), d.seconds);
+  table([
+    ["loop", "runs/s", "steps/s", "raw 1-conn ref", "vs raw 1 conn", `vs raw ${LOOPS} on pool`, "commits/step", "node CPU/step", "server CPU/step", "time"],
+    drain("durable, pg, 1 tick loop (pool of 2)", one, bracket(0), "-", commits),
+    drain(`durable, pg, ${LOOPS} tick loops (${LOOPS} × createDurable, pool of 2)`, eight, bracket(2), ratio(eight.stepsPerSecond / rawPool.stepsPerSecond), commits),
+    drain("durable, PGlite, 1 tick loop (serialised: 1 session)", lite, bracket(3), "-", "-"),
+    row(`raw pg, ${LOOPS} loops on a pg pool of ${LOOPS}`, null, rawPool.stepsPerSecond, bracket(2), ratio(1), "1", cpuPerStep(rawPool.cpu, rawPool.transactions), rawPool.seconds),
+    drain(`engine's SQL by hand, 1 pg conn (${PROTOCOL_RUNS.toLocaleString("en-US")} runs, no engine JS)`, protocol, bracket(1), "-", commits),
+  ]);
+  console.log(`
+  raw = begin; insert; commit per step. "raw 1-conn ref": the mean of the raw 1-connection loops run just before and
+  just after that row (${RAW_STEPS.toLocaleString("en-US")} steps each), so a load change on the machine hits a figure and its reference alike:
+    ${raws.map((r) => perSecond(r.stepsPerSecond)).join(", ")}; CPU/step node ${cpuPerStep(raws[0]!.cpu, RAW_STEPS).join(", server ")}; 1 commit/step.
+  claims for ${RUNS.toLocaleString("en-US")} runs (given back unfinished at the end of a tick's budget, then claimed again):
+    ${[[`1 loop`, one], [`${LOOPS} loops`, eight], ["PGlite", lite]].map(([label, d]) => `${label}: ${(d as Drain).claims} (${(d as Drain).yielded} given back)`).join("; ")}.
+  sessions waiting on a lock during the ${LOOPS}-loop drain (pg_stat_activity, ${eight.lockWaits!.samples} samples): mean ${eight.lockWaits!.mean.toFixed(2)}, max ${eight.lockWaits!.max}.
+  statements per run, traced at the driver: ${profile.statements}, of which ${profile.commits} commit (the raw loop: ${3 * STEPS_PER_RUN} and ${STEPS_PER_RUN} per ${STEPS_PER_RUN} steps):
+    ${profile.sequence.join(" → ")}
+  CPU/step: this process (all ${LOOPS} tick loops share its one JS thread; on PGlite it includes the database) and the
+  server backends of the measured database (from /proc; "-" when not on this machine).`);
+
+  heading("   Where a run's time goes: the 1-loop drain on PostgreSQL, statement by statement (send to next send, so it includes\n   the JavaScript after each result; sums to the wall time), next to the raw 1-connection loop before it");
+  const perRun = (times: StatementTimes, units: number) => {
+    const rows: string[][] = [];
+    let total = 0;
+    for (const [kind, { count, ms: spent }] of times) {
+      if (count < units) continue; // the statements that end a tick (a claim finding nothing)
+      rows.push([kind, (count / units).toFixed(2), ms(spent / count), ms(spent / units)]);
+      total += spent / units;
+    }
+    return { rows, total };
+  };
+  const engineTimes = perRun(one.statements!, RUNS);
+  const rawTimes = perRun(raws[0]!.statements!, RAW_STEPS / STEPS_PER_RUN);
+  table([
+    ["statement", "per run", "each", "per run"],
+    ...engineTimes.rows,
+    ["total (wall per run: " + ms((one.seconds * 1000) / RUNS) + ")", "", "", ms(engineTimes.total)],
+    ["raw loop, per 3 steps:", "", "", ""],
+    ...rawTimes.rows,
+    ["total (wall per 3 steps: " + ms((raws[0]!.seconds * 1000 * STEPS_PER_RUN) / RAW_STEPS) + ")", "", "", ms(rawTimes.total)],
+  ]);
+  if (one.functions?.length) {
+    heading("   Server time inside the engine's SQL functions during the 1-loop drain (pg_stat_user_functions, track_functions = pl)");
+    table([
+      ["function", "calls", "per run", "ms per call", "ms per run"],
+      ...one.functions.map((f) => [f.name, String(f.calls), (f.calls / RUNS).toFixed(2), (f.totalMs / f.calls).toFixed(3), (f.totalMs / RUNS).toFixed(3)]),
+      ["total", "", "", "", (one.functions.reduce((a, f) => a + f.totalMs, 0) / RUNS).toFixed(3)],
+    ]);
+    console.log("\n  (the rest of a statement's time: the round trip, parse/plan, the commit and its WAL flush, the driver)");
+  }
+
+  // ── 3. Start-to-completion latency ─────────────────────────────────────────────────────────
+  const latency = { postgres: await startToCompletion("postgres", LATENCY_SAMPLES), pglite: await startToCompletion("pglite", LATENCY_SAMPLES) };
+  heading(`3. Latency from start to completion of one 3-step run (start, then advance(id) at once; ${LATENCY_SAMPLES} samples, one at a time)`);
+  table([
+    ["database", "p50", "p99", "mean"],
+    ["PostgreSQL (pg)", ms(latency.postgres.p50), ms(latency.postgres.p99), ms(latency.postgres.mean)],
+    ["PGlite (in-memory)", ms(latency.pglite.p50), ms(latency.pglite.p99), ms(latency.pglite.mean)],
+  ]);
+
+  // ── 4. Claim latency with 1,000,000 finished runs ──────────────────────────────────────────
+  const claims = await claimLatency(CLAIM_SAMPLES, FINISHED_RUNS);
+  heading(`4. Claim latency: select durable_claim_run(...) round trip, ${CLAIM_SAMPLES} claims of freshly started due runs (PostgreSQL)`);
+  table([
+    ["durable_runs", "p50", "p99"],
+    ["empty", ms(claims.empty.p50), ms(claims.empty.p99)],
+    [`${FINISHED_RUNS.toLocaleString("en-US")} completed runs (inserted + analyzed in ${claims.fillSeconds.toFixed(1)} s)`, ms(claims.full.p50), ms(claims.full.p99)],
+    ["ratio (target: within 2×)", ratio(claims.full.p50 / claims.empty.p50), ratio(claims.full.p99 / claims.empty.p99)],
+  ]);
+  const usesIndex = (plan: string[]) => plan.some((l) => l.includes("durable_runs_due")) && !plan.some((l) => /Seq Scan/.test(l));
+  console.log(`\n  EXPLAIN (ANALYZE, BUFFERS) of the claim's pick query (from durable_claim_run, literal values), ${FINISHED_RUNS.toLocaleString("en-US")} finished runs:\n`);
+  for (const line of claims.plan) console.log(`    ${line}`);
+  console.log(`\n  partial index durable_runs_due used: ${usesIndex(claims.plan) ? "yes" : "NO"}; in the generic plan plpgsql may cache: ${usesIndex(claims.genericPlan) ? "yes" : "NO"} (${claims.genericPlan.find((l) => l.includes("Scan"))?.trim()})`);
+  const worst = Math.max(claims.full.p50 / claims.empty.p50, 0);
+  console.log(`  median claim with ${FINISHED_RUNS.toLocaleString("en-US")} finished runs is ${ratio(worst)} the empty table: ${worst <= 2 ? "within" : "OUTSIDE"} the 2× target.`);
+} finally {
+  await dropCreatedDatabases();
 }
-
-const table = (rows: string[][]) => {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  for (const row of rows) console.log(row.map((cell, c) => cell.padEnd(widths[c]!)).join("  "));
-};
-
-const rt = { pglite: await roundTrips("pglite"), postgres: await roundTrips("postgres") };
-console.log("\nDatabase round trips per operation (counted at the driver; DESIGN.md §7 floors)\n");
-table([
-  ["operation", "floor", "PGlite", "PostgreSQL"],
-  ["claim + ledger load", "1", String(rt.pglite.claim), String(rt.postgres.claim)],
-  ["run step", "1", String(rt.pglite.run), String(rt.postgres.run)],
-  ["tx step (1 own statement)", "1 + 3", `${rt.pglite.txOwn} + ${rt.pglite.tx - rt.pglite.txOwn}`, `${rt.postgres.txOwn} + ${rt.postgres.tx - rt.postgres.txOwn}`],
-  ["sleep suspension", "1", String(rt.pglite.suspension), String(rt.postgres.suspension)],
-  ["completion", "1", String(rt.pglite.completion), String(rt.postgres.completion)],
-]);
-
-console.log("\nClaims per completed run: 5 steps and 2 sleeps of 200 ms (mean of 5 runs)\n");
-table([
-  ["in-process waits", "PGlite", "PostgreSQL"],
-  ["on (inProcessWait 5s)", String(await replays("pglite", "5s")), String(await replays("postgres", "5s"))],
-  ["off (inProcessWait 0)", String(await replays("pglite", "0ms")), String(await replays("postgres", "0ms"))],
-]);
+console.log(`\nbench took ${((performance.now() - began) / 1000).toFixed(0)} s; load average now ${loadAverage()}`);

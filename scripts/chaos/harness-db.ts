@@ -3,24 +3,16 @@
 // every receipt, and catch a run leaving a terminal state, on the server's real clock (never
 // durable_now(), which a broken build under test may have replaced).
 import { sql, type Kysely } from "kysely";
-import pg from "pg";
 import { connect } from "../../lib/durable/db";
+import { createServerDatabase } from "../shared/server-database";
 import { migrate } from "../../lib/durable/migrate";
 
-export const SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
 export async function createChaosDatabase(name: string): Promise<{ url: string; db: Kysely<any> }> {
-  const admin = new pg.Client({ connectionString: SERVER_URL });
-  await admin.connect();
-  await admin.query(`drop database if exists "${name}" with (force)`);
-  await admin.query(`create database "${name}"`);
-  await admin.end();
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  const db = await connect(url.toString(), { driver: "pg", poolSize: 4 });
+  const url = await createServerDatabase(name);
+  const db = await connect(url, { driver: "pg", poolSize: 4 });
   await migrate(db);
   await sql.raw(HARNESS_SQL).execute(db);
-  return { url: url.toString(), db };
+  return { url, db };
 }
 
 const HARNESS_SQL = `
