@@ -7,6 +7,7 @@ import { toJsonText } from "./json";
 import { failpoint } from "./failpoints";
 import { finishRun, releaseRun } from "./ledger";
 import { createStepApi, type WorkflowContext } from "./step-context";
+import { createStepRecorder, type StepRecorder } from "./step-recorder";
 
 /** What one invocation did with a claimed run. */
 export type AdvanceOutcome =
@@ -32,11 +33,12 @@ export async function advanceClaimedRun(
   deadline: number,
 ): Promise<AdvanceOutcome> {
   const exec = new Execution(settings, claim, deadline);
+  const recorder = createStepRecorder(exec);
   const log = (...args: unknown[]) => settings.log(`[${claim.run.id}] ${args.map(String).join(" ")}`);
   const ctx: WorkflowContext = {
     runId: claim.run.id,
     input: claim.run.input,
-    step: createStepApi(exec),
+    step: createStepApi(exec, recorder),
     abortSignal: exec.abort.signal,
     log,
   };
@@ -55,12 +57,12 @@ export async function advanceClaimedRun(
     if (settled && (stop.kind === "suspend" || stop.kind === "yield")) {
       log("the workflow body settled while suspended (did it race or swallow a step?); the run stays suspended");
     }
-    return applyStop(exec, stop);
+    return applyStop(exec, recorder, stop);
   }
-  return first.kind === "returned" ? complete(exec, workflow, first.value) : fail(exec, first.error);
+  return first.kind === "returned" ? complete(exec, recorder, workflow, first.value) : fail(exec, recorder, first.error);
 }
 
-async function complete(exec: Execution, workflow: Workflow<any, any, any>, value: unknown): Promise<AdvanceOutcome> {
+async function complete(exec: Execution, recorder: StepRecorder, workflow: Workflow<any, any, any>, value: unknown): Promise<AdvanceOutcome> {
   let outputJson: string;
   try {
     const parsed = workflow.output ? workflow.output.safeParse(value) : { success: true as const, data: value };
@@ -69,45 +71,67 @@ async function complete(exec: Execution, workflow: Workflow<any, any, any>, valu
     }
     outputJson = toJsonText(parsed.data, { limit: exec.settings.maxResultBytes });
   } catch (error) {
-    return fail(exec, error);
+    return fail(exec, recorder, error);
   }
   const warnings = exec.unreachedSteps().map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
-  return write(exec, "completed", () => finishRun(exec.db, exec.runId, exec.fence, { status: "completed", outputJson }, warnings));
+  return finish(exec, recorder, "completed", { status: "completed", outputJson }, warnings);
 }
 
-function fail(exec: Execution, error: unknown): Promise<AdvanceOutcome> {
-  return write(exec, "failed", () => finishRun(exec.db, exec.runId, exec.fence, { status: "failed", error: serializeError(error) }));
+function fail(exec: Execution, recorder: StepRecorder, error: unknown): Promise<AdvanceOutcome> {
+  return finish(exec, recorder, "failed", { status: "failed", error: serializeError(error) });
 }
 
-async function applyStop(exec: Execution, stop: Stop): Promise<AdvanceOutcome> {
-  switch (stop.kind) {
-    case "lost":
-      return "lost";
-    case "abandon":
-      exec.settings.log(`[${exec.runId}] abandoned: ${stop.reason}`);
-      return "abandoned";
-    case "fail":
-      return fail(exec, stop.error);
-    case "yield":
-      return write(exec, "yielded", () => releaseRun(exec.db, exec.runId, exec.fence, stop.stepId));
-    case "suspend":
-      return write(exec, "waiting", async () => {
-        const { rows } = await sql<{ ok: boolean }>`
-          select durable_suspend_run(${exec.runId}, ${exec.fence}::bigint, ${JSON.stringify(stop.waits)}::jsonb,
-                                     ${JSON.stringify(stop.waitingFor)}::jsonb) as ok`.execute(exec.db);
-        return rows[0]!.ok;
-      });
+/** Ends the run, with the last held-back receipt in the same statement (the completion's round trip). */
+function finish(
+  exec: Execution, recorder: StepRecorder, outcome: "completed" | "failed",
+  end: Parameters<typeof finishRun>[3], warnings: string[] = [],
+): Promise<AdvanceOutcome> {
+  return write(exec, async () => {
+    if (!recorder.holding) await recorder.flush(); // a flush already under way lands first
+    const last = recorder.takeHeld();
+    const result = await finishRun(exec.db, exec.runId, exec.fence, end, warnings, last);
+    if (result === "finished") return outcome;
+    if (result === "lost") return "lost";
+    // The last step had another outcome recorded first: replay from it rather than end on ours.
+    return (await releaseRun(exec.db, exec.runId, exec.fence, last?.stepId ?? null)) ? "yielded" : "lost";
+  });
+}
+
+async function applyStop(exec: Execution, recorder: StepRecorder, stop: Stop): Promise<AdvanceOutcome> {
+  if (stop.kind === "lost") return "lost";
+  if (stop.kind === "abandon") {
+    exec.settings.log(`[${exec.runId}] abandoned: ${stop.reason}`);
+    return "abandoned";
   }
+  if (stop.kind === "fail") return fail(exec, recorder, stop.error);
+  // Parking or giving the run back: its held-back receipt is written first.
+  if (recorder.holding && !(await recorder.flush())) {
+    const now = exec.stopReason;
+    if (now?.kind === "lost") return "lost";
+    if (now?.kind !== "yield") return "abandoned";
+    stop = now;
+  }
+  if (stop.kind === "yield") {
+    const { stepId } = stop;
+    return write(exec, async () => ((await releaseRun(exec.db, exec.runId, exec.fence, stepId)) ? "yielded" : "lost"));
+  }
+  const { waits, waitingFor } = stop as Extract<Stop, { kind: "suspend" }>;
+  return write(exec, async () => {
+    const { rows } = await sql<{ ok: boolean }>`
+      select durable_suspend_run(${exec.runId}, ${exec.fence}::bigint, ${JSON.stringify(waits)}::jsonb,
+                                 ${JSON.stringify(waitingFor)}::jsonb) as ok`.execute(exec.db);
+    return rows[0]!.ok ? "waiting" : "lost";
+  });
 }
 
 /** The final write of an invocation: never after the deadline; a failed write leaves the lease to expire. */
-async function write(exec: Execution, outcome: AdvanceOutcome, statement: () => Promise<boolean>): Promise<AdvanceOutcome> {
+async function write(exec: Execution, statement: () => Promise<AdvanceOutcome>): Promise<AdvanceOutcome> {
   if (exec.remainingMs() <= 0) return "abandoned";
   try {
     await failpoint("finish.before");
-    const written = await statement();
+    const outcome = await statement();
     await failpoint("finish.after");
-    return written ? outcome : "lost";
+    return outcome;
   } catch (error) {
     exec.settings.log(`[${exec.runId}] the final write failed, the run will be healed when its lease expires: ${String(error)}`);
     return "abandoned";

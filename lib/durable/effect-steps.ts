@@ -102,7 +102,13 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
     const info: StepInfo = { stepId: id, externalKey, attempt, isReclaim, heartbeat, abortSignal: AbortSignal.any([exec.abort.signal, stepAbort.signal]) };
     try {
       const { json, receipt } = await body(info, seq);
-      const written = receipt ?? (await recorder.write({ ...base, status: "completed", resultJson: json, elapsedMs: performance.now() - started }));
+      const outcome = { ...base, status: "completed", resultJson: json, elapsedMs: performance.now() - started } as const;
+      // A run step alone in flight holds its receipt back: it rides on the next write.
+      if (!receipt && recorder.holdBack(outcome, exec.inFlight > 1)) {
+        await failpoint("run.after-receipt");
+        return { kind: "value", value: JSON.parse(json) };
+      }
+      const written = receipt ?? (await recorder.write(outcome));
       if (!written) return { kind: "stopped" };
       await failpoint(kind === "tx" ? "tx.after-commit" : "run.after-receipt");
       return written.conflict ? fromRecorded(written.recorded) : { kind: "value", value: JSON.parse(json) };

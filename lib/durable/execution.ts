@@ -142,6 +142,11 @@ export class Execution {
     return (recorded?.attempt ?? 0) + (isReclaim ? this.claim.run.lostClaims : 0);
   }
 
+  /** Steps whose work is in flight now. */
+  get inFlight(): number {
+    return this.inflight;
+  }
+
   noteReceiptWritten(): void {
     this.wroteReceipt = true;
   }

@@ -41,6 +41,16 @@ export async function recordStep(
   fence: number,
   outcome: StepOutcome,
 ): Promise<RecordResult> {
+  const { rows } = await sql<{ recorded: Record<string, any> }>`
+    select durable_record_step(${runId}, ${fence}::bigint, ${stepJson(outcome)}::jsonb) as recorded`.execute(db);
+  const recorded = rows[0]!.recorded;
+  if (!recorded.owned) return { owned: false, runStatus: recorded.runStatus ?? undefined };
+  if (!recorded.conflict) return { owned: true, conflict: false };
+  return { owned: true, conflict: true, recorded: toStepRecord(recorded.step) };
+}
+
+/** An outcome as the SQL functions take it; the result is spliced in as raw JSON text so it is stored exactly as the body saw it. */
+function stepJson(outcome: StepOutcome): string {
   const step = {
     step_id: outcome.stepId,
     seq: outcome.seq,
@@ -56,29 +66,28 @@ export async function recordStep(
     deadline_in_ms: outcome.deadlineInMs === undefined ? null : Math.round(outcome.deadlineInMs),
     polls: outcome.polls ?? null,
   };
-  // The result is spliced in as raw JSON text so it is stored exactly as the body will see it.
-  const stepJson = JSON.stringify(step).slice(0, -1) + `,"result":${outcome.resultJson ?? "null"}}`;
-  const { rows } = await sql<{ recorded: Record<string, any> }>`
-    select durable_record_step(${runId}, ${fence}::bigint, ${stepJson}::jsonb) as recorded`.execute(db);
-  const recorded = rows[0]!.recorded;
-  if (!recorded.owned) return { owned: false, runStatus: recorded.runStatus ?? undefined };
-  if (!recorded.conflict) return { owned: true, conflict: false };
-  return { owned: true, conflict: true, recorded: toStepRecord(recorded.step) };
+  return JSON.stringify(step).slice(0, -1) + `,"result":${outcome.resultJson ?? "null"}}`;
 }
 
-/** Ends the run the owner holds. False: the claim was lost and nothing was written. */
+/**
+ * Ends the run the owner holds, writing the body's held-back last receipt in the same statement.
+ * "lost": the claim was lost and nothing was written; "conflict": that step already had another
+ * outcome, nothing ended and the run must replay.
+ */
 export async function finishRun(
   db: Kysely<any>,
   runId: string,
   fence: number,
   end: { status: "completed"; outputJson: string } | { status: "failed"; error: StoredError },
   warnings: string[] = [],
-): Promise<boolean> {
+  lastReceipt: StepOutcome | null = null,
+): Promise<"finished" | "lost" | "conflict"> {
   const output = end.status === "completed" ? end.outputJson : null;
   const error = end.status === "failed" ? JSON.stringify(end.error) : null;
-  const { rows } = await sql<{ finished: boolean }>`
+  const step = lastReceipt ? stepJson(lastReceipt) : null;
+  const { rows } = await sql<{ finished: "finished" | "lost" | "conflict" }>`
     select durable_finish_run(${runId}, ${fence}::bigint, ${end.status}, ${output}::jsonb,
-                              ${error}::jsonb, ${JSON.stringify(warnings)}::jsonb) as finished`.execute(db);
+                              ${error}::jsonb, ${JSON.stringify(warnings)}::jsonb, ${step}::jsonb) as finished`.execute(db);
   return rows[0]!.finished;
 }
 

@@ -5,7 +5,7 @@ import type { Duration } from "./duration";
 import { createEffectSteps } from "./effect-steps";
 import { never, type Execution } from "./execution";
 import type { RetryBackoff } from "./retry-policy";
-import { createStepRecorder } from "./step-recorder";
+import type { StepRecorder } from "./step-recorder";
 import { createWaitSteps, type WaitForOptions, type WaitForSignalOptions } from "./wait-steps";
 
 /** What a step body is told about the execution it runs in. */
@@ -67,28 +67,37 @@ export interface WorkflowContext<TInput = unknown, TSignals extends SignalSchema
 /** What a value becomes after a JSON round trip, roughly: Dates to strings, BigInt to strings. */
 export type Jsonified<T> = T extends Date ? string : T extends bigint ? string : T extends (infer U)[] ? Jsonified<U>[] : T extends object ? { [K in keyof T]: Jsonified<T[K]> } : T;
 
-/** Builds `ctx.step` for one execution. */
-export function createStepApi(exec: Execution): StepApi {
-  const recorder = createStepRecorder(exec);
+/** Builds `ctx.step` for one execution, over the recorder its final write shares. */
+export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi {
   const effects = createEffectSteps(exec, recorder);
   const waits = createWaitSteps(exec, recorder);
-  return {
-    run: effects.run as StepApi["run"],
-    tx: effects.tx as StepApi["tx"],
-    sleep: waits.sleep,
-    sleepUntil: waits.sleepUntil,
-    waitForSignal: waits.waitForSignal,
-    waitFor: waits.waitFor as StepApi["waitFor"],
 
-    async value(id, fn) {
-      const { seq, recorded } = exec.reach(id, "value");
-      const known = recorder.answer(recorded);
-      if (known.done) return known.value;
-      if (exec.isStopping) return never();
-      const text = recorder.json(await fn(), id);
-      const written = await exec.track(() => recorder.write({ stepId: id, seq, kind: "value", status: "completed", attempt: 1, resultJson: text }));
-      if (!written) return never();
-      return written.conflict ? (written.recorded.result as any) : JSON.parse(text);
-    },
+  // A held-back receipt is written before the next step starts, so no step (and no effect) ever
+  // depends on a result that is not recorded.
+  const afterFlush = <A extends unknown[], R>(step: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      recorder.holding ? recorder.flush().then((ok) => (ok ? step(...args) : never<R>())) : step(...args);
+
+  async function value(id: string, fn: () => unknown): Promise<any> {
+    const { seq, recorded } = exec.reach(id, "value");
+    const known = recorder.answer(recorded);
+    if (known.done) return known.value;
+    if (exec.isStopping) return never();
+    const text = recorder.json(await fn(), id);
+    const outcome = { stepId: id, seq, kind: "value", status: "completed", attempt: 1, resultJson: text } as const;
+    if (recorder.holdBack(outcome, exec.inFlight > 0)) return JSON.parse(text);
+    const written = await exec.track(() => recorder.write(outcome));
+    if (!written) return never();
+    return written.conflict ? (written.recorded.result as any) : JSON.parse(text);
+  }
+
+  return {
+    run: afterFlush(effects.run) as StepApi["run"],
+    tx: afterFlush(effects.tx) as StepApi["tx"],
+    value: afterFlush(value) as StepApi["value"],
+    sleep: afterFlush(waits.sleep),
+    sleepUntil: afterFlush(waits.sleepUntil),
+    waitForSignal: afterFlush(waits.waitForSignal) as StepApi["waitForSignal"],
+    waitFor: afterFlush(waits.waitFor) as StepApi["waitFor"],
   };
 }

@@ -17,6 +17,18 @@ export interface StepRecorder {
   /** The stored JSON text of a value (size limit, jsonb-safe). */
   json(value: unknown, stepId: string): string;
   revive(error: StoredError | null): Error;
+  /**
+   * Holds back a completed step's receipt instead of writing it now: it is written before the
+   * next step starts (so nothing can depend on an unrecorded result) or rides on the run's final
+   * write. Only when no other step is in flight. False: not held back; write it now.
+   */
+  holdBack(outcome: StepOutcome, othersInFlight: boolean): boolean;
+  /** Whether a receipt is held back. */
+  readonly holding: boolean;
+  /** Writes the held-back receipt, if any. False: it could not be (the execution is stopping). */
+  flush(): Promise<boolean>;
+  /** Takes the held-back receipt for the run's final statement. */
+  takeHeld(): StepOutcome | null;
 }
 
 /** A recorded error as the body sees it, the same on the first execution as on every replay. */
@@ -29,7 +41,18 @@ export function reviveError(error: StoredError | null): Error {
 
 export function createStepRecorder(exec: Execution): StepRecorder {
   const { settings } = exec;
-  return {
+  let held: { outcome: StepOutcome; at: number } | null = null;
+  let flushing: Promise<boolean> | null = null;
+  // A held-back receipt is written as if its body had just finished: its elapsed time grows by
+  // the time it waited, so started_at stays true and completed_at is when it was recorded.
+  const release = (): StepOutcome | null => {
+    if (!held) return null;
+    const { outcome, at } = held;
+    held = null;
+    return { ...outcome, elapsedMs: (outcome.elapsedMs ?? 0) + (performance.now() - at) };
+  };
+
+  const recorder: StepRecorder = {
     async write(outcome, tx) {
       // Never write after the deadline: the lease may already belong to the next owner.
       if (exec.remainingMs() <= 0) {
@@ -65,5 +88,36 @@ export function createStepRecorder(exec: Execution): StepRecorder {
 
     json: (value, stepId) => toJsonText(value, { limit: settings.maxResultBytes, stepId }),
     revive: reviveError,
+
+    holdBack(outcome, othersInFlight) {
+      if (held || othersInFlight || exec.isStopping) return false;
+      held = { outcome, at: performance.now() };
+      return true;
+    },
+
+    get holding() {
+      return held !== null;
+    },
+
+    flush() {
+      // Concurrent callers (steps started together) share one write and keep their call order.
+      if (flushing) return flushing;
+      const outcome = release();
+      if (!outcome) return Promise.resolve(true);
+      flushing = exec.track(() => recorder.write(outcome)).then((written) => {
+        flushing = null;
+        if (written?.conflict) {
+          // Another outcome was recorded first, and the body already went on with this one:
+          // stop here and let the next execution replay from the recorded outcome.
+          exec.requestStop({ kind: "yield", stepId: outcome.stepId });
+          return false;
+        }
+        return Boolean(written);
+      });
+      return flushing;
+    },
+
+    takeHeld: release,
   };
+  return recorder;
 }

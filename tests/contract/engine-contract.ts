@@ -167,7 +167,26 @@ const reordering = defineWorkflow({
   },
 });
 
-const workflows = [threeSteps, jsonShapes, tooLarge, duplicateIds, kindMismatch, failing, flaky, stalled, reordering];
+// Its only step's outcome is recorded by someone else while the body runs (as a stale ledger
+// could make happen): the held-back receipt then loses, and the run replays from the recorded one.
+const overtaken = defineWorkflow({
+  name: "overtaken",
+  input: z.object({}),
+  async run(ctx) {
+    return ctx.step.run("a", async () => {
+      if (callsOf(ctx.runId, "a") === 0) {
+        count(ctx.runId, "a");
+        const db = overtakenDb!;
+        const { rows } = await sql<{ fence: number }>`select fence from durable_runs where id = ${ctx.runId}`.execute(db);
+        await sql`select durable_record_step(${ctx.runId}, ${rows[0]!.fence}::bigint, '{"step_id":"a","seq":0,"kind":"run","status":"completed","attempt":1,"result":"recorded first"}'::jsonb)`.execute(db);
+      }
+      return "mine";
+    });
+  },
+});
+let overtakenDb: Kysely<any> | null = null;
+
+const workflows = [threeSteps, jsonShapes, tooLarge, duplicateIds, kindMismatch, failing, flaky, stalled, reordering, overtaken];
 
 export function runEngineContract(label: string, open: () => Promise<Kysely<any>>) {
   describe(`engine contract on ${label}`, () => {
@@ -402,6 +421,14 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       expect(logs.filter((l) => /step "b" replayed at position 0, recorded at 1/.test(l))).toHaveLength(1);
       const status = (await durable.status("ro"))!;
       expect(status.warnings).toEqual(['step "c" has a receipt but was not reached by the execution that completed the run']);
+    });
+
+    it("a held-back last receipt that lost to a recorded outcome never completes the run on its own value", async () => {
+      overtakenDb = db;
+      await durable.start(overtaken, {}, { id: "ov" });
+      expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, completed: 0, yielded: 1 });
+      expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, completed: 1 });
+      expect((await durable.status("ov"))!.output).toBe("recorded first");
     });
 
     it("leaves runs of workflows it does not know due for an instance that knows them", async () => {

@@ -34,16 +34,15 @@ const kindOf = (q: string) =>
   /durable_claim_run/.test(q) ? "claim" : /durable_record_step/.test(q) ? "receipt" : /durable_finish_run/.test(q) ? "finish"
     : /^begin/i.test(q) ? "begin" : /^commit/i.test(q) ? "commit" : /rt_effects/.test(q) ? "effect" : q.slice(0, 30);
 
-it("claim 1, run step 1, tx step its statement + 3, value step 1, completion 1; an idle tick 1", async () => {
+it("claim 1, run step 1, tx step its statement + 3, the last step and the completion 1; an idle tick 1", async () => {
   await durable.start(rt, {}, { id: "rt-1" });
   statements.length = 0;
   expect(await durable.tick({ budgetMs: 40_000 })).toMatchObject({ claimed: 1, completed: 1 });
   expect(statements.map(kindOf)).toEqual([
     "claim", // claim + ledger load
-    "receipt", // run step: one fenced receipt statement
+    "receipt", // run step: one fenced receipt statement (held back until the next step starts)
     "begin", "effect", "receipt", "commit", // tx step: its statement + 3
-    "receipt", // value step
-    "finish", // completion
+    "finish", // the value step's receipt folded into the completion
     "claim", // the tick looks for more work and finds none
   ]);
 });
