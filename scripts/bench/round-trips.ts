@@ -14,9 +14,19 @@ const OPERATIONS: readonly Operation[] = ["start", "claim", "run step", "tx step
 
 let current: Operation = "start";
 let claimsThisTick = 0;
+let inTransaction = false;
+// A run or value step's receipt is held back and written when the next step starts (or rides on
+// the final statement): receipts outside a transaction belong to these steps, in this order.
+let heldReceipts: Operation[] = [];
 const tag = (operation: Operation) => (current = operation);
 /** The tag of a statement: a tick's second claim is the one that finds nothing due and ends it. */
-const tagOf = (q: string): Operation => (q.includes("durable_claim_run") && claimsThisTick++ > 0 ? "empty claim" : current);
+function tagOf(q: string): Operation {
+  if (/^begin\b/i.test(q)) inTransaction = true;
+  if (/^(commit|rollback)\b/i.test(q)) inTransaction = false;
+  if (q.includes("durable_claim_run") && claimsThisTick++ > 0) return "empty claim";
+  if (q.includes("durable_record_step") && !inTransaction && heldReceipts.length > 0) return heldReceipts.shift()!;
+  return current;
+}
 
 const counted = defineWorkflow({
   name: "bench-counted",
@@ -55,6 +65,7 @@ export async function roundTrips(target: Target): Promise<RoundTrips> {
   await durable.migrate();
   await sql`create table bench_effects (run_id text)`.execute(db);
   tracing = true;
+  heldReceipts = ["run step", "value step"];
   tag("start");
   await durable.start(counted, {}, { id: "rt" });
   tag("claim");
