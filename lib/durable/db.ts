@@ -94,7 +94,8 @@ function int8AsNumber(base: TypeParsers): TypeParsers {
 }
 
 async function createPool(kind: "pg" | "neon", connectionString: string, max: number): Promise<PostgresPool> {
-  let pool: PostgresPool & { on(event: "error", fn: (e: Error) => void): unknown };
+  type ErrorSource = { on(event: "error", listener: (e: Error) => void): unknown };
+  let pool: PostgresPool & ErrorSource & { on(event: "connect", listener: (client: ErrorSource) => void): unknown };
   if (kind === "neon") {
     const neon = await import("@neondatabase/serverless");
     if (typeof globalThis.WebSocket === "undefined" && !neon.neonConfig.webSocketConstructor) {
@@ -111,9 +112,14 @@ async function createPool(kind: "pg" | "neon", connectionString: string, max: nu
     const types = int8AsNumber(pg.types as TypeParsers);
     pool = new pg.Pool({ connectionString, max, types }) as unknown as typeof pool;
   }
-  // An idle client whose connection drops (server restart, Neon scale-to-zero) emits 'error' on
-  // the pool; unhandled, that crashes the process. The pool replaces the client on next use.
+  // A client whose connection drops (server restart, pg_terminate_backend, Neon scale-to-zero)
+  // emits 'error': on the pool while idle, on the client itself while checked out (between the
+  // statements of a transaction, say). Unhandled, either crashes the process; handled, the
+  // statement in flight fails and the pool replaces the client.
   pool.on("error", (e) => console.warn(`[durable] idle database connection error: ${e.message}`));
+  pool.on("connect", (client) => {
+    client.on("error", (e) => console.warn(`[durable] database connection error: ${e.message}`));
+  });
   return pool;
 }
 

@@ -205,17 +205,18 @@ export async function frozenInTransaction(scale: Scale): Promise<ScenarioResult>
 
 /** 6: pg_terminate_backend on the workers' backends while runs execute. */
 export async function terminateBackends(scale: Scale): Promise<ScenarioResult> {
-  const runs = scale.full ? 2_000 : 300;
+  const runs = scale.full ? 2_000 : 500;
   const durationMs = scale.full ? 40_000 : 10_000;
   const random = seeded(scale.seed + 6);
   const { url, db } = await createChaosDatabase("durable_chaos_terminate");
-  await startRuns(db, runs, () => [Math.floor(random() * 20), Math.floor(random() * 20)]);
+  // Steps long enough (about 80 ms a run) that the runs outlast the storm on 4 workers.
+  await startRuns(db, runs, () => [Math.floor(random() * 100), Math.floor(random() * 60)]);
   const env = { IDLE_EXIT_MS: String(durationMs + 3_000) };
   const workers = Array.from({ length: 4 }, () => spawnWorker(url, env));
   let terminated = 0;
   const end = performance.now() + durationMs;
   while (performance.now() < end) {
-    await sleep(50 + random() * 250);
+    await sleep(30 + random() * 120);
     const { rows } = await sql<{ ok: boolean }>`
       select pg_terminate_backend(pid) as ok from pg_stat_activity
        where datname = current_database() and application_name = 'chaos-worker'
