@@ -203,6 +203,13 @@ begin
 end
 $$;
 
+-- A stale owner's write matched no row: note it (the owner itself is told and stops quietly).
+create function durable_note_rejection(p_run_id text, p_fence bigint, p_write text) returns void
+language sql as $$
+  insert into durable_events (run_id, kind, fence, data)
+  values (p_run_id, 'fence.rejected', p_fence, jsonb_build_object('write', p_write))
+$$;
+
 -- Record one step outcome under the fence, in one round trip. First write wins: a step that is
 -- already completed keeps its recorded outcome, which is returned with conflict = true.
 -- Owned = false means the fence moved on (or the run is no longer running): nothing was written.
@@ -293,7 +300,11 @@ begin
     lost_claims = 0, lost_lease_until = null,
     updated_at = durable_now(), finished_at = durable_now()
   where id = p_run_id and fence = p_fence and status = 'running';
-  return case when found then 'finished' else 'lost' end;
+  if not found then
+    perform durable_note_rejection(p_run_id, p_fence, 'finish');
+    return 'lost';
+  end if;
+  return 'finished';
 end
 $$;
 
@@ -306,11 +317,13 @@ begin
     status = 'pending', wake_at = durable_now(), lease_until = null, waiting_for = null,
     updated_at = durable_now()
   where id = p_run_id and fence = p_fence and status = 'running';
-  if found then
-    insert into durable_events (run_id, kind, step_id, fence)
-    values (p_run_id, 'budget.yield', p_step_id, p_fence);
+  if not found then
+    perform durable_note_rejection(p_run_id, p_fence, 'release');
+    return false;
   end if;
-  return found;
+  insert into durable_events (run_id, kind, step_id, fence)
+  values (p_run_id, 'budget.yield', p_step_id, p_fence);
+  return true;
 end
 $$;
 
@@ -362,6 +375,7 @@ begin
                           lost_claims = 0, lost_lease_until = null, updated_at = v_now
    where id = p_run_id and fence = p_fence and status = 'running';
   if not found then
+    perform durable_note_rejection(p_run_id, p_fence, 'suspend');
     return false;
   end if;
 

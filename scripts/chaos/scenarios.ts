@@ -5,6 +5,7 @@ import { sql, type Kysely } from "kysely";
 import type { FailpointName } from "../../lib/durable/failpoints";
 import pg from "pg";
 import { connect, createDurable } from "../../lib/durable";
+import { startBlackholeProxy } from "./blackhole-proxy";
 import { createChaosDatabase } from "./harness-db";
 import { seeded } from "./random";
 import { chaosOrder, useSink } from "./workflow";
@@ -228,6 +229,41 @@ export async function terminateBackends(scale: Scale): Promise<ScenarioResult> {
   return { id: "6", name: "pg_terminate_backend storm while runs execute", db, problems, counts: { runs, "backends terminated": terminated, heals: await events(db, ["heal"]) } };
 }
 
+/** 6: a blackholed connection, held longer than the lease and then delivered late. */
+export async function blackholedConnections(scale: Scale): Promise<ScenarioResult> {
+  const runs = scale.full ? 1_500 : 400;
+  const durationMs = scale.full ? 40_000 : 12_000;
+  const random = seeded(scale.seed + 66);
+  const { url, db } = await createChaosDatabase("durable_chaos_blackhole");
+  // About 125 ms a run: the workers stay busy for the whole scenario.
+  await startRuns(db, runs, () => [Math.floor(random() * 150), Math.floor(random() * 100)]);
+  const proxy = await startBlackholeProxy();
+  const proxied = new URL(url);
+  proxied.port = String(proxy.port);
+  const env = { IDLE_EXIT_MS: String(durationMs + 3_000) };
+  // Two workers behind the proxy, two direct ones that take their runs over while they are held.
+  const workers = [
+    spawnWorker(proxied.toString(), env), spawnWorker(proxied.toString(), env),
+    spawnWorker(url, env), spawnWorker(url, env),
+  ];
+  let held = 0;
+  const end = performance.now() + durationMs;
+  await sleep(3_000); // the workers are up
+  while (performance.now() < end) {
+    // Longer than the lease (3 s budget + 0.3 s margin): the run is someone else's by delivery.
+    held += proxy.blackhole(1, 3_500 + random() * 1_500, random);
+    await sleep(500 + random() * 1_000);
+  }
+  await sleep(5_500); // everything held has been delivered
+  await Promise.all(workers.map((w) => w.exited));
+  await proxy.close();
+  const problems = await drain(url, db);
+  return {
+    id: "6b", name: "connections blackholed past the lease, then delivered late", db, problems,
+    counts: { runs, "connections held": held, heals: await events(db, ["heal"]), "late writes refused": await events(db, ["fence.rejected", "step.outcome-conflict"]) },
+  };
+}
+
 /** 7: app clocks skewed ±10 min per worker decide nothing: same outcome as an unskewed control. */
 export async function skewedClocks(scale: Scale): Promise<ScenarioResult> {
   const runs = scale.full ? 1_000 : 200;
@@ -299,6 +335,7 @@ export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<Scenari
   ["4", killAndPause],
   ["5", frozenInTransaction],
   ["6", terminateBackends],
+  ["6b", blackholedConnections],
   ["7", skewedClocks],
   ["8", budgets],
   ["9", load],
