@@ -127,7 +127,8 @@ export function createDurable(options: DurableOptions): Durable {
     return { claim, outcome };
   }
 
-  return {
+  // A named object, not `this`: methods keep working when a caller destructures them.
+  const durable: Durable = {
     db,
     workflows,
 
@@ -159,7 +160,7 @@ export function createDurable(options: DurableOptions): Durable {
       if (row.workflow !== workflow.name) {
         throw new RunStateConflictError(`run "${id}" already exists under workflow "${row.workflow}"`);
       }
-      return { id, created: row.created, statusToken: this.statusToken(id) };
+      return { id, created: row.created, statusToken: durable.statusToken(id) };
     },
 
     async status(id) {
@@ -241,7 +242,7 @@ export function createDurable(options: DurableOptions): Durable {
       const { rows } = await sql<{ outcome: string }>`select durable_cancel_run(${id}, ${reason ?? null}) as outcome`.execute(db);
       if (rows[0]!.outcome === "not_found") throw new RunNotFoundError(id);
       if (rows[0]!.outcome === "terminal") throw new RunStateConflictError(`run "${id}" is already finished`);
-      return (await this.status(id))!;
+      return (await durable.status(id))!;
     },
 
     async retry(id) {
@@ -250,7 +251,7 @@ export function createDurable(options: DurableOptions): Durable {
       const { rows } = await sql<{ outcome: string }>`select durable_retry_run(${id}) as outcome`.execute(db);
       if (rows[0]!.outcome === "not_found") throw new RunNotFoundError(id);
       if (rows[0]!.outcome === "not_failed") throw new RunStateConflictError(`run "${id}" has not failed; only a failed run can be retried`);
-      return (await this.status(id))!;
+      return (await durable.status(id))!;
     },
 
     statusToken(id) {
@@ -270,6 +271,7 @@ export function createDurable(options: DurableOptions): Durable {
       },
     },
   };
+  return durable;
 }
 
 export type { AdvanceOutcome, SignalSchemas };

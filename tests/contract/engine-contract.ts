@@ -16,6 +16,7 @@ import {
   type StepInfo,
 } from "@/lib/durable";
 import { resetDurableTables } from "../helpers/databases";
+import { until } from "../helpers/until";
 
 /** Counts body executions per `${runId}:${stepId}` and keeps what the bodies saw. */
 const calls = new Map<string, number>();
@@ -244,6 +245,9 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       await expect(durable.start(stranger, {}, { id: "s" })).rejects.toSatisfy(WorkflowNotFoundError.is);
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from durable_runs`.execute(db);
       expect(rows[0]!.n).toBe(1);
+      // Methods work destructured (a handler that takes `start` off the instance).
+      const { start } = durable;
+      expect((await start(threeSteps, { n: 3 }, { id: "order-1" })).statusToken).toBe(first.statusToken);
       const generated = await durable.start(threeSteps, { n: 2 });
       expect(generated.id).toMatch(/^[0-9a-f-]{36}$/);
     });
@@ -458,12 +462,4 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       await expect(durable.list({ cursor: "garbage" })).rejects.toSatisfy(InvalidInputError.is);
     });
   });
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000) {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error("condition not reached");
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }

@@ -16,6 +16,7 @@ import {
   type Durable,
 } from "@/lib/durable";
 import { resetDurableTables } from "../helpers/databases";
+import { until } from "../helpers/until";
 
 const hits = new Map<string, number>();
 const hit = (key: string) => hits.set(key, (hits.get(key) ?? 0) + 1);
@@ -376,12 +377,4 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
       expect(logs.filter((l) => /settled while suspended/.test(l))).toHaveLength(1);
     });
   });
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000) {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error("condition not reached");
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }

@@ -1,0 +1,8 @@
+/** Waits (polling every 5 ms) until `condition` holds; fails after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error("condition not reached");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
