@@ -1,6 +1,7 @@
 import { createAppDurable } from "@/lib/durable";
 import { createDurableRoutes } from "@/lib/durable/next";
-import { ensureMockProviderSchema } from "./mock-providers/schema";
+import { ensureAppSchema } from "@/db/app-schema";
+import { attachProviderDb } from "./mock-providers/db";
 import { approval } from "./workflows/approval";
 import { checkout } from "./workflows/checkout";
 import { hello } from "./workflows/hello";
@@ -14,8 +15,11 @@ export const workflows = [hello, approval, checkout, planApproval, outboxDeliver
 /** The app's durable instance (one database handle per process; see createAppDurable). */
 export const getDurable = createAppDurable({
   workflows,
-  // The demo's own tables (mock providers, shop): a real app creates its tables its own way.
-  setup: ensureMockProviderSchema,
+  // The app's own tables (mock providers, shop), then the providers may use the handle.
+  async setup(db) {
+    await ensureAppSchema(db);
+    attachProviderDb(db);
+  },
 });
 
 /** The handlers mounted by app/api/durable/**; maxDuration matches what the route files export. */

@@ -6,7 +6,7 @@ import type { Kysely } from "kysely";
 const KEY = Symbol.for("durable-next.mock-providers.db");
 type Holder = typeof globalThis & { [KEY]?: Kysely<any> };
 
-/** Called once the demo tables exist (app/mock-providers/schema.ts). */
+/** Called once the app's tables exist (db/app-schema.ts). */
 export function attachProviderDb(db: Kysely<any>): void {
   (globalThis as Holder)[KEY] = db;
 }

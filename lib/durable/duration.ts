@@ -1,10 +1,7 @@
 import { InvalidInputError } from "./errors";
+import type { Duration } from "./types";
 
-/**
- * A length of time: milliseconds as a number, or a string `<number><unit>` with unit
- * `ms | s | m | h | d` ("250ms", "1.5s", "30s", "5m", "24h", "7d").
- */
-export type Duration = number | string;
+export type { Duration };
 
 const MS_PER_UNIT = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 

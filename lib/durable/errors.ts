@@ -1,9 +1,9 @@
-import type { Duration } from "./duration";
+import type { Duration } from "./types";
 
 /**
  * The error taxonomy. Every class has a fixed snake_case `code` and a `static is(e)` that checks
  * `name`, not `instanceof`, so it works across bundles, duplicated package copies and realms.
- * `httpStatusOf` is the one place codes map to HTTP statuses.
+ * `http/error-response.ts` is the one place codes map to HTTP statuses.
  */
 
 /** `cause` is kept on the error (standard `Error` options). */
@@ -16,7 +16,7 @@ const hasName = (e: unknown, name: string): boolean =>
 
 // Every name below; `DurableError.is` accepts exactly these (a test keeps the list complete).
 const DURABLE_ERROR_NAMES = new Set([
-  "DurableError", "FatalStepError", "RetryableStepError", "LeaseLostError", "DuplicateStepIdError",
+  "DurableError", "FatalStepError", "RetryableStepError", "DuplicateStepIdError",
   "StepKindMismatchError", "StepNotReplaySafeError", "StepTimeoutError", "StepLeaseLostError",
   "ResultTooLargeError", "RunNotFoundError", "WorkflowNotFoundError", "InvalidInputError",
   "UnauthorizedError", "RunStateConflictError",
@@ -42,7 +42,7 @@ export class DurableError extends Error {
 // Each subclass below sets its `name` in the constructor and checks it in `is()`. A subclass of
 // these defined by a user keeps `is()` working only if it keeps the `name`.
 
-/** Thrown by a step body to fail the step at once: no retries are spent. */
+/** Thrown by your step body to fail the step at once: no retries are spent, and the run fails unless the body catches it. */
 export class FatalStepError extends DurableError {
   constructor(message: string, options?: DurableErrorOptions) {
     super("fatal_step", message, options);
@@ -52,7 +52,7 @@ export class FatalStepError extends DurableError {
 }
 
 /**
- * Thrown by a step body to ask for a retry (if the step has retries left), optionally not before
+ * Thrown by your step body to ask for a retry (if the step has retries left), optionally not before
  * `retryAfter`, which then replaces the policy's delay for this attempt.
  */
 export class RetryableStepError extends DurableError {
@@ -65,16 +65,7 @@ export class RetryableStepError extends DurableError {
   static is(e: unknown): e is RetryableStepError { return hasName(e, "RetryableStepError"); }
 }
 
-/** The run's claim (lease + fence) was lost to another owner; this owner must stop writing. */
-export class LeaseLostError extends DurableError {
-  constructor(message = "the run's lease was lost to another owner", options?: DurableErrorOptions) {
-    super("lease_lost", message, options);
-    this.name = "LeaseLostError";
-  }
-  static is(e: unknown): e is LeaseLostError { return hasName(e, "LeaseLostError"); }
-}
-
-/** The same step id was asked for twice in one execution; the run fails without retries. */
+/** Thrown into the body when it asks for the same step id twice in one execution; the run fails without retries. */
 export class DuplicateStepIdError extends DurableError {
   constructor(readonly stepId: string, options?: DurableErrorOptions) {
     super("duplicate_step_id", `step id "${stepId}" was used twice in one execution; step ids must be unique within a run`, options);
@@ -83,7 +74,7 @@ export class DuplicateStepIdError extends DurableError {
   static is(e: unknown): e is DuplicateStepIdError { return hasName(e, "DuplicateStepIdError"); }
 }
 
-/** A step id recorded as one kind (`expected`) was asked for as another kind (`actual`). */
+/** Thrown into the body when a step id recorded as one kind (`expected`) is asked for as another (`actual`); the run fails. */
 export class StepKindMismatchError extends DurableError {
   constructor(readonly stepId: string, readonly expected: string, readonly actual: string, options?: DurableErrorOptions) {
     super("step_kind_mismatch", `step "${stepId}" is recorded as a "${expected}" step but was asked for as a "${actual}" step`, options);
@@ -92,7 +83,7 @@ export class StepKindMismatchError extends DurableError {
   static is(e: unknown): e is StepKindMismatchError { return hasName(e, "StepKindMismatchError"); }
 }
 
-/** `onReclaim: "fail"`: an owner whose lease expired may have started this step's effect. */
+/** Thrown by a step with `onReclaim: "fail"` when an owner whose lease expired may have started its effect. */
 export class StepNotReplaySafeError extends DurableError {
   constructor(readonly stepId: string, readonly leaseExpiredAt: Date | null, readonly externalKey: string, options?: DurableErrorOptions) {
     const when = leaseExpiredAt ? `at ${leaseExpiredAt.toISOString()}` : "at an unknown time";
@@ -102,7 +93,7 @@ export class StepNotReplaySafeError extends DurableError {
   static is(e: unknown): e is StepNotReplaySafeError { return hasName(e, "StepNotReplaySafeError"); }
 }
 
-/** A step body ran past its `timeout` (its `abortSignal` was aborted). */
+/** Thrown by a step whose body ran past its `timeout` (its `abortSignal` fired), and by `waitFor` past its deadline. */
 export class StepTimeoutError extends DurableError {
   constructor(message: string, options?: DurableErrorOptions) {
     super("step_timeout", message, options);
@@ -111,7 +102,10 @@ export class StepTimeoutError extends DurableError {
   static is(e: unknown): e is StepTimeoutError { return hasName(e, "StepTimeoutError"); }
 }
 
-/** A step body outlived its step lease (no heartbeat in time); its result is not recorded. */
+/**
+ * Thrown by `s.heartbeat()` (and fired on `s.abortSignal`) once the run was cancelled or taken over by
+ * a newer owner: this owner writes nothing more, and its result is not recorded.
+ */
 export class StepLeaseLostError extends DurableError {
   constructor(message: string, options?: DurableErrorOptions) {
     super("step_lease_lost", message, options);
@@ -120,7 +114,7 @@ export class StepLeaseLostError extends DurableError {
   static is(e: unknown): e is StepLeaseLostError { return hasName(e, "StepLeaseLostError"); }
 }
 
-/** A result's JSON text is `bytes` long (UTF-8), over the `limit`. */
+/** Thrown by a step (or the run's end) whose result's JSON text is `bytes` long (UTF-8), over the `limit`. */
 export class ResultTooLargeError extends DurableError {
   readonly stepId?: string;
   readonly bytes: number;
@@ -136,7 +130,7 @@ export class ResultTooLargeError extends DurableError {
   static is(e: unknown): e is ResultTooLargeError { return hasName(e, "ResultTooLargeError"); }
 }
 
-/** No run with this id (HTTP 404). */
+/** Thrown by `signal`, `cancel` and `retry` when no run has this id (HTTP 404). */
 export class RunNotFoundError extends DurableError {
   constructor(readonly runId: string, options?: DurableErrorOptions) {
     super("run_not_found", `run "${runId}" not found`, options);
@@ -145,7 +139,7 @@ export class RunNotFoundError extends DurableError {
   static is(e: unknown): e is RunNotFoundError { return hasName(e, "RunNotFoundError"); }
 }
 
-/** No workflow registered under this name (HTTP 404). */
+/** Thrown by `start` when the workflow is not registered on this instance (HTTP 404). */
 export class WorkflowNotFoundError extends DurableError {
   constructor(readonly workflow: string, options?: DurableErrorOptions) {
     super("workflow_not_found", `workflow "${workflow}" is not registered`, options);
@@ -154,7 +148,10 @@ export class WorkflowNotFoundError extends DurableError {
   static is(e: unknown): e is WorkflowNotFoundError { return hasName(e, "WorkflowNotFoundError"); }
 }
 
-/** Bad input: a malformed duration or option, or a payload failing its zod schema (`issues`). HTTP 422. */
+/**
+ * Thrown by any call given bad input: a malformed duration or option, an id or name that cannot be stored,
+ * an input or payload failing its zod schema (`issues`). HTTP 422. Nothing was written.
+ */
 export class InvalidInputError extends DurableError {
   readonly issues?: unknown;
   constructor(message: string, options?: DurableErrorOptions & { issues?: unknown }) {
@@ -165,7 +162,7 @@ export class InvalidInputError extends DurableError {
   static is(e: unknown): e is InvalidInputError { return hasName(e, "InvalidInputError"); }
 }
 
-/** Missing or wrong credentials (HTTP 401). */
+/** Thrown by the routes when credentials are missing or wrong (HTTP 401). */
 export class UnauthorizedError extends DurableError {
   constructor(message = "unauthorized", options?: DurableErrorOptions) {
     super("unauthorized", message, options);
@@ -174,32 +171,17 @@ export class UnauthorizedError extends DurableError {
   static is(e: unknown): e is UnauthorizedError { return hasName(e, "UnauthorizedError"); }
 }
 
-/** The run is not in a state that allows this (cancel a terminal run, signal a timed-out wait…). HTTP 409. */
+/**
+ * Thrown when the run is not in a state that allows the call: `cancel` of a terminal run, `retry` of a
+ * run that has not failed, a signal to a finished run or a timed-out wait, `start` of an id that exists
+ * under another workflow, any call on a closed instance. HTTP 409.
+ */
 export class RunStateConflictError extends DurableError {
   constructor(message: string, options?: DurableErrorOptions) {
     super("run_state_conflict", message, options);
     this.name = "RunStateConflictError";
   }
   static is(e: unknown): e is RunStateConflictError { return hasName(e, "RunStateConflictError"); }
-}
-
-const HTTP_STATUS_BY_CODE: Record<string, number> = {
-  run_not_found: 404,
-  workflow_not_found: 404,
-  invalid_input: 422,
-  unauthorized: 401,
-  run_state_conflict: 409,
-};
-
-/** The HTTP status for an error: the only mapping of codes to statuses. Anything else is 500. */
-export function httpStatusOf(e: unknown): number {
-  return (DurableError.is(e) && HTTP_STATUS_BY_CODE[e.code]) || 500;
-}
-
-/** The body of every HTTP error answer. Errors outside the taxonomy never leak their message. */
-export function errorBody(e: unknown): { error: { code: string; message: string } } {
-  if (DurableError.is(e)) return { error: { code: e.code, message: e.message } };
-  return { error: { code: "internal", message: "internal error" } };
 }
 
 /**
@@ -222,3 +204,11 @@ export function serializeError(e: unknown): { code: string; message: string; nam
   }
   return { code: "error", message: clean(message), name: "NonError" };
 }
+
+/**
+ * @deprecated Nothing throws a class of its own for a lost claim: `StepLeaseLostError` is what a
+ * superseded owner sees. The old name is kept as that class, so `LeaseLostError.is(e)` still works.
+ */
+export const LeaseLostError = StepLeaseLostError;
+/** @deprecated See the value of the same name. */
+export type LeaseLostError = StepLeaseLostError;

@@ -1,27 +1,49 @@
-// The public surface of the durable toolkit. Everything a user imports comes from here.
-export { defineWorkflow, type Workflow, type WorkflowDefinition, type SignalSchemas } from "./define-workflow";
-export { createDurable, type Durable, type DurableOptions, type DurableDefaults, type StartResult, type AdvanceOutcome } from "./create-durable";
-export { connect, type ConnectOptions, type DriverKind } from "./db";
-export { createAppDurable, type AppDurableOptions } from "./app-durable";
-export { externalKeyFor } from "./external-key";
-export { toMs, type Duration } from "./duration";
-export type { StepApi, StepInfo, StepOptions, WorkflowContext } from "./step-context";
-export type { ListOptions, ListPage } from "./list-runs";
-export type { RunStatus, RunSummary, TickReport } from "./schemas";
+// The public surface of the durable toolkit. Everything a user imports comes from here (and from
+// the other entry points: next.ts for route handlers, react.ts for client components, testing.ts).
+export { type AnyKysely, type ConnectOptions, connect, type DriverKind } from "./drivers/connect";
+export { type Duration, toMs } from "./duration";
+export { type AppDurableOptions, createAppDurable } from "./engine/app-durable";
 export {
+  type AdvanceOutcome,
+  createDurable,
+  type Durable,
+  type DurableDefaults,
+  type DurableOptions,
+  type ListOptions,
+  type ListPage,
+  type SignalInput,
+  type SignalResult,
+  type StartResult,
+} from "./engine/create-durable";
+export { defineWorkflow } from "./engine/define-workflow";
+export {
+  DuplicateStepIdError,
   DurableError,
   FatalStepError,
-  RetryableStepError,
+  InvalidInputError,
   LeaseLostError,
-  DuplicateStepIdError,
+  ResultTooLargeError,
+  RetryableStepError,
+  RunNotFoundError,
+  RunStateConflictError,
   StepKindMismatchError,
+  StepLeaseLostError,
   StepNotReplaySafeError,
   StepTimeoutError,
-  StepLeaseLostError,
-  ResultTooLargeError,
-  RunNotFoundError,
-  WorkflowNotFoundError,
-  InvalidInputError,
   UnauthorizedError,
-  RunStateConflictError,
+  WorkflowNotFoundError,
 } from "./errors";
+export type { RunStatus, RunSummary, TickReport } from "./schemas";
+export { externalKeyFor } from "./steps/external-key";
+export type {
+  RetryBackoff,
+  SignalSchemas,
+  StepApi,
+  StepInfo,
+  StepOptions,
+  WaitForOptions,
+  WaitForSignalOptions,
+  Workflow,
+  WorkflowContext,
+  WorkflowDefinition,
+} from "./types";

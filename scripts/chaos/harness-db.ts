@@ -3,9 +3,9 @@
 // every receipt, and catch a run leaving a terminal state, on the server's real clock (never
 // durable_now(), which a broken build under test may have replaced).
 import { sql, type Kysely } from "kysely";
-import { connect } from "../../lib/durable/db";
+import { connect } from "../../lib/durable/drivers/connect";
 import { createServerDatabase } from "../shared/server-database";
-import { migrate } from "../../lib/durable/migrate";
+import { migrate } from "../../lib/durable/store/migrate";
 
 export async function createChaosDatabase(name: string): Promise<{ url: string; db: Kysely<any> }> {
   const url = await createServerDatabase(name);

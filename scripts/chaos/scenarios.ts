@@ -2,7 +2,7 @@
 // workers (child processes) and a seeded nemesis loose, drains what is left, and returns its
 // counts; the caller checks I1–I10 on the database it leaves.
 import { sql, type Kysely } from "kysely";
-import type { FailpointName } from "../../lib/durable/failpoints";
+import type { FailpointName } from "../../lib/durable/engine/failpoints";
 import pg from "pg";
 import { connect, createDurable } from "../../lib/durable";
 import { startBlackholeProxy } from "./blackhole-proxy";

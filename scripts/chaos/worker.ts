@@ -3,7 +3,7 @@
 // a per-tick chance of being killed at a random failpoint (KILL_RATE, seeded), a skewed clock
 // (CLOCK_SKEW_MS, via skew-clock.mjs).
 import pg from "pg";
-import { armFailpoint, type FailpointName } from "../../lib/durable/failpoints";
+import { armFailpoint, type FailpointName } from "../../lib/durable/engine/failpoints";
 import { connect, createDurable } from "../../lib/durable";
 import { chaosOrder, useSink } from "./workflow";
 import { randomFrom, seeded } from "./random";

@@ -3,7 +3,7 @@
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { claimDueRun } from "@/lib/durable/claim";
+import { claimDueRun } from "@/lib/durable/store";
 import {
   createDurable,
   defineWorkflow,

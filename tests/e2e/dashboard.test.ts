@@ -6,7 +6,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { statusTokenFor } from "@/lib/durable/status-token";
+import { statusTokenFor } from "@/lib/durable/http/status-token";
 import { makeSecrets } from "./helpers/durable-client";
 import { buildApp, REPO_ROOT, startNext, type NextServer } from "./helpers/next-server";
 

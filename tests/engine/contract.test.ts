@@ -1,4 +1,4 @@
-import { connect } from "@/lib/durable/db";
+import { connect } from "@/lib/durable/drivers/connect";
 import { runEngineContract } from "../contract/engine-contract";
 
 runEngineContract("PGlite", () => connect("memory://"));

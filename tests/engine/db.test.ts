@@ -4,8 +4,8 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect } from "@/lib/durable/db";
-import { PGLITE_PARSERS, PGliteDialect } from "@/lib/durable/pglite-dialect";
+import { connect } from "@/lib/durable/drivers/connect";
+import { PGLITE_PARSERS, PGliteDialect } from "@/lib/durable/drivers/pglite-dialect";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,4 +1,4 @@
-import { connect } from "@/lib/durable/db";
+import { connect } from "@/lib/durable/drivers/connect";
 import { runWaitsContract } from "../contract/waits-contract";
 
 runWaitsContract("PGlite", () => connect("memory://"));

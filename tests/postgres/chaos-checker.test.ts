@@ -4,9 +4,9 @@
 import { sql, type Kysely } from "kysely";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { claimDueRun } from "@/lib/durable/claim";
+import { claimDueRun } from "@/lib/durable/store";
 import { connect, createDurable } from "@/lib/durable";
-import { recordStep } from "@/lib/durable/ledger";
+import { recordStep } from "@/lib/durable/store";
 import { createChaosDatabase } from "@/scripts/chaos/harness-db";
 import { checkInvariants } from "@/scripts/chaos/invariants";
 import { chaosExpectation, chaosOrder, useSink } from "@/scripts/chaos/workflow";

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, type DriverKind } from "@/lib/durable/db";
+import { connect, type DriverKind } from "@/lib/durable/drivers/connect";
 import { configureNeonForLocalProxy, startNeonProxy } from "../helpers/neon-proxy";
 
 const URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { expect, it } from "vitest";
-import { connect } from "@/lib/durable/db";
-import { migrate } from "@/lib/durable/migrate";
+import { connect } from "@/lib/durable/drivers/connect";
+import { migrate } from "@/lib/durable/store/migrate";
 import { createTestDatabase } from "../helpers/databases";
 
 it("two cold starts migrating the same fresh database at once both succeed, and it is applied once", async () => {

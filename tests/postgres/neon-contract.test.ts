@@ -1,5 +1,5 @@
 import { afterAll } from "vitest";
-import { connect } from "@/lib/durable/db";
+import { connect } from "@/lib/durable/drivers/connect";
 import { runEngineContract } from "../contract/engine-contract";
 import { createTestDatabase } from "../helpers/databases";
 import { configureNeonForLocalProxy, startNeonProxy } from "../helpers/neon-proxy";

@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { z } from "zod";
 import { connect, createDurable, defineWorkflow, FatalStepError, type Durable } from "@/lib/durable";
 import { createDurableRoutes, type DurableRoutes, type DurableRoutesOptions } from "@/lib/durable/next";
-import { signWebhook } from "@/lib/durable/webhook";
+import { signWebhook } from "@/lib/durable/http/webhook";
 
 export const SIGNAL_KEY = Buffer.from("route-tests-signal-key-0123456789");
 export const OLD_SIGNAL_KEY = Buffer.from("route-tests-old-signal-key-98765");

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { MAX_BODY_BYTES } from "@/lib/durable/next";
-import { signWebhook } from "@/lib/durable/webhook";
+import { signWebhook } from "@/lib/durable/http/webhook";
 import {
   admin, approval, createFixture, expectRefused, fingerprint, greet, jsonRequest, OLD_SIGNAL_KEY, SECRETS, SIGNAL_KEY, signedSignal, url, whsec,
   type RouteFixture,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { driverKindOf } from "@/lib/durable/db";
+import { driverKindOf } from "@/lib/durable/drivers/connect";
 
 describe("driverKindOf", () => {
   it("uses PGlite without a URL or for memory://", () => {

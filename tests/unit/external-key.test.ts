@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { externalKeyFor } from "@/lib/durable/external-key";
+import { externalKeyFor } from "@/lib/durable/steps/external-key";
 
 describe("externalKeyFor", () => {
   it("matches a known vector", () => {

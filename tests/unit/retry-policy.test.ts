@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "@/lib/durable/errors";
-import { canRetry, resolveRetryPolicy, retryDelayMs } from "@/lib/durable/retry-policy";
+import { canRetry, resolveRetryPolicy, retryDelayMs } from "@/lib/durable/steps/retry-policy";
 
 describe("resolveRetryPolicy", () => {
   it("fills in the documented defaults", () => {

@@ -1,6 +1,6 @@
 // zod owns the enums; the SQL check constraints must say the same (STYLE.md, point 10).
 import { expect, it } from "vitest";
-import { migrations } from "@/db/migrations.generated";
+import { migrations } from "@/lib/durable/store/migrations.generated";
 import { runStatusValues, stepKindValues, stepStatusValues } from "@/lib/durable/schemas";
 
 const sqlText = migrations.map((m) => m.sql).join("\n");

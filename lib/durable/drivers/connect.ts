@@ -1,0 +1,185 @@
+// One entry point for a Kysely handle on PGlite (local dev, tests), node-postgres, or Neon's
+// WebSocket Pool (Vercel). Every driver returns the same JS types, so code and tests written
+// against one behave the same on the others.
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import {
+  Kysely,
+  PostgresDialect,
+  type DatabaseConnection,
+  type Dialect,
+  type PostgresPool,
+} from "kysely";
+import { PGLITE_PARSERS, PGliteDialect } from "./pglite-dialect";
+
+export type DriverKind = "pglite" | "pg" | "neon";
+
+/**
+ * A Kysely handle over the app's database, whatever its own tables are: what `connect()` returns
+ * and `createDurable({ db })` takes. The store narrows it to the durable_* tables (store/tables.ts);
+ * this is the one place the toolkit says `Kysely<any>`.
+ */
+export type AnyKysely = Kysely<any>;
+
+export interface ConnectOptions {
+  /** Pool `max` for pg and Neon (default 10). PGlite always has one connection. */
+  poolSize?: number;
+  /** Called with the SQL of every statement sent to the server (incl. begin/commit/rollback). */
+  onQuery?: (sql: string) => void;
+  /** Force a driver; otherwise chosen by `driverKindOf` from the URL and DURABLE_DRIVER. */
+  driver?: DriverKind;
+}
+
+const ACCEPTED =
+  'accepted: no URL (PGlite in ./.durable/), "memory://" (in-memory PGlite), ' +
+  "or a postgres:// / postgresql:// URL (node-postgres; Neon's driver for *.neon.tech hosts " +
+  'or with DURABLE_DRIVER=neon)';
+
+/** Which driver `connect(url)` uses. Pure apart from the default of `override`. */
+export function driverKindOf(
+  url?: string,
+  override: string | undefined = process.env.DURABLE_DRIVER,
+): DriverKind {
+  const forced = override || undefined;
+  if (forced !== undefined && forced !== "pglite" && forced !== "pg" && forced !== "neon") {
+    throw new Error(`Unknown database driver "${forced}": use "pglite", "pg" or "neon"`);
+  }
+  if (!url || url === "memory://") {
+    // Fail rather than silently fall back to PGlite when a server driver was asked for.
+    if (forced && forced !== "pglite") {
+      throw new Error(`Driver "${forced}" needs a postgres:// URL (set DATABASE_URL); ${ACCEPTED}`);
+    }
+    return "pglite";
+  }
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    if (forced === "pglite") throw new Error(`Driver "pglite" cannot open a postgres:// URL; ${ACCEPTED}`);
+    if (forced) return forced;
+    let host = "";
+    try {
+      host = new URL(url).hostname.toLowerCase();
+    } catch {
+      throw new Error(`Invalid database URL "${redact(url)}"; ${ACCEPTED}`);
+    }
+    return host.endsWith("neon.tech") ? "neon" : "pg";
+  }
+  throw new Error(`Unsupported database URL "${redact(url)}"; ${ACCEPTED}`);
+}
+
+export async function connect(url?: string, options: ConnectOptions = {}): Promise<AnyKysely> {
+  const target = url ?? process.env.DATABASE_URL;
+  const kind = driverKindOf(target, options.driver ?? process.env.DURABLE_DRIVER);
+  let dialect: Dialect;
+  if (kind === "pglite") {
+    const { PGlite } = await import("@electric-sql/pglite");
+    const opts = { parsers: PGLITE_PARSERS };
+    let dir: string | undefined;
+    if (target !== "memory://") {
+      // PGlite does not create missing parent folders of its data dir.
+      dir = path.join(process.cwd(), ".durable", "pglite");
+      mkdirSync(dir, { recursive: true });
+    }
+    // Awaited here so a broken data dir fails connect(), not some later query.
+    const pglite = dir ? await PGlite.create(dir, opts) : await PGlite.create(opts);
+    dialect = new PGliteDialect({ pglite });
+  } else {
+    dialect = new PostgresDialect({ pool: await createPool(kind, target!, options.poolSize ?? 10) });
+  }
+  if (options.onQuery) dialect = withQueryHook(dialect, options.onQuery);
+  return new Kysely<any>({ dialect });
+}
+
+type TypeParsers = { getTypeParser(id: number, format?: any): any };
+
+// pg and Neon return int8 as a string; PGlite (with PGLITE_PARSERS) as a number. Override per
+// pool (not pg's global `types`) so other pg users in the process keep their own behaviour.
+function int8AsNumber(base: TypeParsers): TypeParsers {
+  const toNumber = (v: string) => Number(v);
+  return {
+    getTypeParser: (id: number, format?: any) =>
+      id === 20 && format !== "binary" ? toNumber : base.getTypeParser(id, format),
+  };
+}
+
+async function createPool(kind: "pg" | "neon", connectionString: string, max: number): Promise<PostgresPool> {
+  type ErrorSource = { on(event: "error", listener: (e: Error) => void): unknown };
+  let pool: PostgresPool & ErrorSource & { on(event: "connect", listener: (client: ErrorSource) => void): unknown };
+  if (kind === "neon") {
+    const neon = await import("@neondatabase/serverless");
+    if (typeof globalThis.WebSocket === "undefined" && !neon.neonConfig.webSocketConstructor) {
+      // Node 20 has no global WebSocket; Neon's Pool speaks Postgres over one.
+      const { default: ws } = await import("ws");
+      neon.neonConfig.webSocketConstructor = ws;
+    }
+    const proxy = process.env.DURABLE_NEON_WS_PROXY;
+    if (proxy) useLocalWsProxy(neon.neonConfig, proxy);
+    const types = int8AsNumber(neon.types as TypeParsers);
+    pool = new neon.Pool({ connectionString, max, types }) as unknown as typeof pool;
+  } else {
+    const { default: pg } = await import("pg");
+    const types = int8AsNumber(pg.types as TypeParsers);
+    pool = new pg.Pool({ connectionString, max, types }) as unknown as typeof pool;
+  }
+  // A client whose connection drops (server restart, pg_terminate_backend, Neon scale-to-zero)
+  // emits 'error': on the pool while idle, on the client itself while checked out (between the
+  // statements of a transaction, say). Unhandled, either crashes the process; handled, the
+  // statement in flight fails and the pool replaces the client.
+  pool.on("error", (e) => console.warn(`[durable] idle database connection error: ${e.message}`));
+  pool.on("connect", (client) => {
+    client.on("error", (e) => console.warn(`[durable] database connection error: ${e.message}`));
+  });
+  return pool;
+}
+
+type NeonWsConfig = {
+  wsProxy: unknown;
+  useSecureWebSocket: boolean;
+  pipelineTLS: boolean;
+  pipelineConnect: false | "password";
+  coalesceWrites: boolean;
+};
+
+/**
+ * DURABLE_NEON_WS_PROXY="host:port/path": Neon's driver reaches a Postgres without TLS through a
+ * plain WebSocket proxy (a local server in tests or dev, e.g. Neon's local proxy), asking for
+ * `ws://host:port/path?address=<db host>:<db port>`. The config is process-global in the driver,
+ * which is why it comes from the environment of the process that opens the pool (a Next server).
+ */
+function useLocalWsProxy(config: NeonWsConfig, proxy: string) {
+  config.wsProxy = proxy;
+  config.useSecureWebSocket = false; // ws://, not wss://
+  config.pipelineTLS = false; // no TLS inside the WebSocket either
+  config.pipelineConnect = false; // wait for the server's auth request: trust auth sends none
+  config.coalesceWrites = false; // on loopback, batching writes only adds latency
+}
+
+// Counts round trips at the driver. The connection is patched in place rather than wrapped:
+// Kysely's PostgresDriver calls private methods on the exact object it handed out (release,
+// mark-for-discard), and a wrapper object would break them.
+const HOOKED = new WeakSet<DatabaseConnection>();
+
+function withQueryHook(dialect: Dialect, onQuery: (sql: string) => void): Dialect {
+  return {
+    createAdapter: () => dialect.createAdapter(),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+    createDriver: () => {
+      const driver = dialect.createDriver();
+      const acquire = driver.acquireConnection.bind(driver);
+      driver.acquireConnection = async () => {
+        const conn = await acquire();
+        if (HOOKED.has(conn)) return conn;
+        HOOKED.add(conn);
+        const execute = conn.executeQuery.bind(conn);
+        const stream = conn.streamQuery.bind(conn);
+        conn.executeQuery = (q) => (onQuery(q.sql), execute(q));
+        conn.streamQuery = (q, chunkSize) => (onQuery(q.sql), stream(q, chunkSize));
+        return conn;
+      };
+      return driver;
+    },
+  };
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+}

@@ -1,0 +1,134 @@
+import { InvalidInputError, serializeError } from "../errors";
+import { toJsonText } from "../json";
+import { createStepApi } from "../steps/step-api";
+import { type ClaimedRun, finishRun, type RunEnd, releaseRun, suspendRun } from "../store";
+import type { AnyWorkflow, WorkflowContext } from "../types";
+import { Execution, type ExecutionSettings, type Stop } from "./execution";
+import { failpoint } from "./failpoints";
+import { createStepRecorder, type StepRecorder } from "./step-recorder";
+
+/** What one invocation did with a claimed run. */
+export type AdvanceOutcome =
+  | "completed" // the body returned; output recorded
+  | "failed" // the body threw (or made a mistake it cannot recover from)
+  | "waiting" // parked until a wake time, a signal or a retry delay
+  | "yielded" // the budget could not fit the next step: due again now
+  | "lost" // another owner holds the run now: nothing more was written
+  | "abandoned"; // past the deadline, or the database failed under a write: the lease will expire
+
+type BodyEnd = { kind: "returned"; value: unknown } | { kind: "threw"; error: unknown };
+
+/**
+ * Runs one claimed run inside the invocation's budget: replays the body from the top (steps with
+ * receipts answer from the ledger), executes the next steps, and ends with exactly one write for
+ * the way it stopped: complete, fail, park or give back. A suspended body is abandoned, not
+ * awaited (rule 11b): its pending step promises never settle.
+ */
+export async function advanceClaimedRun(
+  settings: ExecutionSettings,
+  workflow: AnyWorkflow,
+  claim: ClaimedRun,
+  deadline: number,
+): Promise<AdvanceOutcome> {
+  const exec = new Execution(settings, claim, deadline);
+  const recorder = createStepRecorder(exec);
+  const log = (...args: unknown[]) => settings.log(`[${claim.run.id}] ${args.map(String).join(" ")}`);
+  const ctx: WorkflowContext = {
+    runId: claim.run.id,
+    input: claim.run.input,
+    step: createStepApi(exec, recorder),
+    abortSignal: exec.abort.signal,
+    log,
+  };
+  const body: Promise<BodyEnd> = Promise.resolve()
+    .then(() => workflow.run(ctx, claim.run.input))
+    .then((value) => ({ kind: "returned" as const, value }), (error) => ({ kind: "threw" as const, error }));
+
+  let settled = false;
+  void body.then(() => (settled = true));
+  const first = await Promise.race([body, exec.stopped.then((stop) => ({ kind: "stopped" as const, stop }))]);
+  if (first.kind === "stopped" || exec.isStopping) {
+    const stop = first.kind === "stopped" ? first.stop : await exec.stopped;
+    // One turn of the event loop shows whether the body settled although a step suspended it
+    // (it raced or swallowed a step): the run stays suspended all the same (rule 11b).
+    await new Promise((resolve) => setImmediate(resolve));
+    if (settled && (stop.kind === "suspend" || stop.kind === "yield")) {
+      log("the workflow body settled while suspended (did it race or swallow a step?); the run stays suspended");
+    }
+    return applyStop(exec, recorder, stop);
+  }
+  return first.kind === "returned" ? complete(exec, recorder, workflow, first.value) : fail(exec, recorder, first.error);
+}
+
+async function complete(exec: Execution, recorder: StepRecorder, workflow: AnyWorkflow, value: unknown): Promise<AdvanceOutcome> {
+  let outputJson: string;
+  try {
+    const parsed = workflow.output ? workflow.output.safeParse(value) : { success: true as const, data: value };
+    if (!parsed.success) {
+      throw new InvalidInputError(`the output of workflow "${workflow.name}" does not match its schema`, { issues: parsed.error.issues });
+    }
+    outputJson = toJsonText(parsed.data, { limit: exec.settings.maxResultBytes });
+  } catch (error) {
+    return fail(exec, recorder, error);
+  }
+  const warnings = exec.unreachedSteps().map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
+  return finish(exec, recorder, "completed", { status: "completed", outputJson }, warnings);
+}
+
+function fail(exec: Execution, recorder: StepRecorder, error: unknown): Promise<AdvanceOutcome> {
+  return finish(exec, recorder, "failed", { status: "failed", error: serializeError(error) });
+}
+
+/** Ends the run, with the last held-back receipt in the same statement (the completion's round trip). */
+function finish(
+  exec: Execution, recorder: StepRecorder, outcome: "completed" | "failed",
+  end: RunEnd, warnings: string[] = [],
+): Promise<AdvanceOutcome> {
+  return write(exec, async () => {
+    if (!recorder.holding) await recorder.flush(); // a flush already under way lands first
+    const last = recorder.takeHeld();
+    const result = await finishRun(exec.db, exec.runId, exec.fence, end, warnings, last);
+    if (result === "finished") return outcome;
+    if (result === "lost") return "lost";
+    // The last step had another outcome recorded first: replay from it rather than end on ours.
+    return (await releaseRun(exec.db, exec.runId, exec.fence, last?.stepId ?? null)) ? "yielded" : "lost";
+  });
+}
+
+async function applyStop(exec: Execution, recorder: StepRecorder, stop: Stop): Promise<AdvanceOutcome> {
+  if (stop.kind === "lost") return "lost";
+  if (stop.kind === "abandon") {
+    exec.settings.log(`[${exec.runId}] abandoned: ${stop.reason}`);
+    return "abandoned";
+  }
+  if (stop.kind === "fail") return fail(exec, recorder, stop.error);
+  // Parking or giving the run back: its held-back receipt is written first.
+  if (recorder.holding && !(await recorder.flush())) {
+    const now = exec.stopReason;
+    if (now?.kind === "lost") return "lost";
+    if (now?.kind !== "yield") return "abandoned";
+    stop = now;
+  }
+  if (stop.kind === "yield") {
+    const { stepId } = stop;
+    return write(exec, async () => ((await releaseRun(exec.db, exec.runId, exec.fence, stepId)) ? "yielded" : "lost"));
+  }
+  const { waits, waitingFor } = stop as Extract<Stop, { kind: "suspend" }>;
+  return write(exec, async () =>
+    (await suspendRun(exec.db, exec.runId, exec.fence, waits, waitingFor)) ? "waiting" : "lost",
+  );
+}
+
+/** The final write of an invocation: never after the deadline; a failed write leaves the lease to expire. */
+async function write(exec: Execution, statement: () => Promise<AdvanceOutcome>): Promise<AdvanceOutcome> {
+  if (exec.remainingMs() <= 0) return "abandoned";
+  try {
+    await failpoint("finish.before");
+    const outcome = await statement();
+    await failpoint("finish.after");
+    return outcome;
+  } catch (error) {
+    exec.settings.log(`[${exec.runId}] the final write failed, the run will be healed when its lease expires: ${String(error)}`);
+    return "abandoned";
+  }
+}

@@ -1,0 +1,305 @@
+import { randomUUID } from "node:crypto";
+import type { z } from "zod";
+import type { AnyKysely } from "../drivers/connect";
+import { toMs } from "../duration";
+import { InvalidInputError, RunNotFoundError, RunStateConflictError, WorkflowNotFoundError } from "../errors";
+import { resolveSecret } from "../http/secrets";
+import { statusTokenFor } from "../http/status-token";
+import { DEFAULT_MAX_RESULT_BYTES, toJsonText } from "../json";
+import { isStorableName, storableName } from "../names";
+import { type RunStatus, type RunStatusValue, runStatusValues, type RunSummary, type TickReport } from "../schemas";
+import {
+  cancelRun,
+  claimDueRun,
+  deliverSignal,
+  type DurableDb,
+  findRunWorkflow,
+  insertRun,
+  listRuns,
+  migrate,
+  readRun,
+  retryRun,
+  shiftClock,
+} from "../store";
+import type { AnyWorkflow, Duration, SignalSchemas } from "../types";
+import { type AdvanceOutcome, advanceClaimedRun } from "./advance";
+import { registerWorkflows } from "./define-workflow";
+import type { ExecutionSettings } from "./execution";
+import { failpoint } from "./failpoints";
+import { toRunStatus, toRunSummary } from "./run-status";
+import { validateSignal } from "./validate-signal";
+
+export interface DurableDefaults {
+  /** Default step lease: the longest a step body may take ("30s"). */
+  lease?: Duration;
+  /** Kept free before an invocation's deadline, and added to the run's lease ("1s"). */
+  margin?: Duration;
+  /** Budget of `tick()` and `advance()` when none is given ("55s"). */
+  budget?: Duration;
+  /** Largest step result or run output, in bytes of JSON (1 MiB). */
+  maxResultBytes?: number;
+  /** Sleeps, poll intervals and retry delays up to this long are waited in process when they fit ("5s"). */
+  inProcessWait?: Duration;
+}
+
+export interface DurableOptions {
+  /** The app's database (`connect()`); the toolkit keeps its `durable_*` tables there. */
+  db: AnyKysely;
+  workflows: readonly AnyWorkflow[];
+  /** Secrets; each defaults to its environment variable (README, "Deploying to Vercel"). */
+  secrets?: { durable?: string; cron?: string; signal?: string };
+  defaults?: DurableDefaults;
+  /** Where engine warnings go (console.warn). */
+  log?: (message: string) => void;
+}
+
+export interface StartResult {
+  id: string;
+  /** False when a run with this id already existed: start is idempotent on the id, forever. */
+  created: boolean;
+  /** Bearer token for this run's status route. */
+  statusToken: string;
+}
+
+export interface SignalInput {
+  runId: string;
+  name: string;
+  payload?: unknown;
+  /** Delivery id (a webhook-id): a delivery id seen before is answered as a repeat. */
+  id?: string;
+}
+
+export interface SignalResult {
+  ok: true;
+  /** This call delivered it. */
+  signalled: boolean;
+  /** It had been delivered before (same delivery id, or the same name). */
+  alreadyDelivered: boolean;
+}
+
+export interface ListOptions {
+  status?: RunStatusValue;
+  workflow?: string;
+  /** 1–200, default 50. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface ListPage {
+  runs: RunSummary[];
+  nextCursor: string | null;
+}
+
+export interface Durable {
+  migrate(): Promise<string[]>;
+  start<W extends AnyWorkflow>(workflow: W, input: z.input<W["input"]>, options?: { id?: string }): Promise<StartResult>;
+  status(id: string): Promise<RunStatus | null>;
+  list(options?: ListOptions): Promise<ListPage>;
+  tick(options?: { budgetMs?: number }): Promise<TickReport>;
+  advance(id: string, options?: { budgetMs?: number }): Promise<AdvanceOutcome | null>;
+  /** Delivers a signal: first delivery wins; a repeated delivery id or name is a no-op. */
+  signal(signal: SignalInput): Promise<SignalResult>;
+  /** Cancels a run that is not terminal; its owner's abortSignal fires at its next write. */
+  cancel(id: string, reason?: string): Promise<RunStatus>;
+  /** Retries a failed run, keeping every completed receipt and external key. */
+  retry(id: string): Promise<RunStatus>;
+  statusToken(id: string): string;
+  close(): Promise<void>;
+  readonly db: AnyKysely;
+  readonly workflows: ReadonlyMap<string, AnyWorkflow>;
+  readonly testing: { advanceClock(duration: Duration): Promise<void> };
+}
+
+/**
+ * Creates the durable instance of an app: the workflows it runs and the database it runs them on.
+ *
+ * @example
+ * const durable = createDurable({ db: await connect(), workflows: [approval] });
+ * await durable.migrate();
+ * const { id } = await durable.start(approval, { docId: "d-1" }, { id: "doc-1" });
+ * await durable.tick({ budgetMs: 55_000 });
+ */
+export function createDurable(options: DurableOptions): Durable {
+  // The store sees only the durable_* tables of the app's database.
+  const db: DurableDb = options.db;
+  const workflows = registerWorkflows(options.workflows);
+  const names = [...workflows.keys()];
+  const defaults = options.defaults ?? {};
+  const leaseMs = toMs(defaults.lease ?? "30s", "defaults.lease");
+  const marginMs = toMs(defaults.margin ?? "1s", "defaults.margin");
+  const budgetMs = toMs(defaults.budget ?? "55s", "defaults.budget");
+  const log = options.log ?? ((message: string) => console.warn(`[durable] ${message}`));
+  const settings: ExecutionSettings = {
+    db,
+    leaseMs,
+    marginMs,
+    maxResultBytes: defaults.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    inProcessWaitMs: toMs(defaults.inProcessWait ?? "5s", "defaults.inProcessWait"),
+    log,
+  };
+  let closed = false;
+  const open = () => {
+    if (closed) throw new RunStateConflictError("this durable instance is closed");
+  };
+
+  /** Claims a due run (or exactly `runId`) and advances it inside the budget. */
+  async function claimAndAdvance(deadline: number, runId: string | undefined, exclude: string[]) {
+    const remaining = deadline - performance.now();
+    // The lease covers the invocation's deadline plus the margin (rule 11a).
+    const claim = await claimDueRun(db, { workflows: names, runId, leaseMs: remaining + marginMs, exclude });
+    if (!claim) return null;
+    await failpoint("claim.after");
+    const workflow = workflows.get(claim.run.workflow)!;
+    const outcome = await advanceClaimedRun(settings, workflow, claim, deadline);
+    return { claim, outcome };
+  }
+
+  // A named object, not `this`: methods keep working when a caller destructures them.
+  const durable: Durable = {
+    db: options.db,
+    workflows,
+
+    migrate: () => migrate(db),
+
+    async start(workflow, input, startOptions = {}) {
+      open();
+      if (workflows.get(workflow.name) !== workflow) throw new WorkflowNotFoundError(workflow.name);
+      const id = storableName(startOptions.id ?? randomUUID(), "a run id");
+      const parsed = workflow.input.safeParse(input);
+      if (!parsed.success) {
+        throw new InvalidInputError(`the input of workflow "${workflow.name}" is invalid`, {
+          issues: parsed.error.issues,
+        });
+      }
+      const inputJson = toJsonText(parsed.data, { limit: settings.maxResultBytes });
+      const row = await insertRun(db, { id, workflow: workflow.name, inputJson });
+      if (row.workflow !== workflow.name) {
+        throw new RunStateConflictError(`run "${id}" already exists under workflow "${row.workflow}"`);
+      }
+      return { id, created: row.created, statusToken: durable.statusToken(id) };
+    },
+
+    async status(id) {
+      open();
+      if (!isStorableName(id)) return null;
+      const read = await readRun(db, id);
+      if (!read) return null;
+      return toRunStatus(read.run, read.steps, workflows.has(read.run.workflow));
+    },
+
+    async list(listOptions = {}) {
+      open();
+      const limit = listOptions.limit ?? 50;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+        throw new InvalidInputError("limit is an integer from 1 to 200");
+      }
+      if (listOptions.status !== undefined && !runStatusValues.safeParse(listOptions.status).success) {
+        throw new InvalidInputError(`status is one of ${runStatusValues.options.join(", ")}`);
+      }
+      const page = await listRuns(db, { ...listOptions, limit });
+      return {
+        runs: page.runs.map((run) => toRunSummary(run, workflows.has(run.workflow))),
+        nextCursor: page.nextCursor,
+      };
+    },
+
+    async tick(tickOptions = {}) {
+      open();
+      const deadline = performance.now() + (tickOptions.budgetMs ?? budgetMs);
+      const report: TickReport = { claimed: 0, completed: 0, waiting: 0, failed: 0, yielded: 0, healed: 0, budgetLeftMs: 0 };
+      const yielded: string[] = [];
+      // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
+      while (deadline - performance.now() >= leaseMs + marginMs) {
+        const advanced = await claimAndAdvance(deadline, undefined, yielded);
+        if (!advanced) break;
+        report.claimed++;
+        if (advanced.claim.healed) report.healed++;
+        if (advanced.outcome === "completed") report.completed++;
+        else if (advanced.outcome === "failed") report.failed++;
+        else if (advanced.outcome === "waiting") report.waiting++;
+        else if (advanced.outcome === "yielded") {
+          report.yielded++;
+          yielded.push(advanced.claim.run.id);
+        }
+      }
+      report.budgetLeftMs = Math.max(0, Math.round(deadline - performance.now()));
+      return report;
+    },
+
+    async advance(id, advanceOptions = {}) {
+      open();
+      const deadline = performance.now() + (advanceOptions.budgetMs ?? budgetMs);
+      if (deadline - performance.now() < marginMs) return null;
+      const advanced = await claimAndAdvance(deadline, id, []);
+      return advanced?.outcome ?? null;
+    },
+
+    async signal({ runId, name, payload = null, id: deliveryId }) {
+      open();
+      storableName(name, "a signal name");
+      if (deliveryId !== undefined) storableName(deliveryId, "a delivery id");
+      if (!isStorableName(runId)) throw new RunNotFoundError(String(runId));
+      const workflow = await findRunWorkflow(db, runId);
+      if (workflow === null) throw new RunNotFoundError(runId);
+      const payloadJson = toJsonText(validateSignal(workflows.get(workflow), name, payload), {
+        limit: settings.maxResultBytes,
+      });
+      const outcome = await deliverSignal(db, { runId, name, payloadJson, deliveryId: deliveryId ?? null });
+      switch (outcome) {
+        case "not_found":
+          throw new RunNotFoundError(runId);
+        case "terminal":
+          throw new RunStateConflictError(`run "${runId}" is finished; it takes no more signals`);
+        case "timed_out":
+          throw new RunStateConflictError(`run "${runId}" stopped waiting for "${name}" (its deadline passed)`);
+        case "repeat":
+          return { ok: true, signalled: false, alreadyDelivered: true };
+        default:
+          return { ok: true, signalled: true, alreadyDelivered: false };
+      }
+    },
+
+    async cancel(id, reason) {
+      open();
+      if (!isStorableName(id)) throw new RunNotFoundError(String(id));
+      if (reason !== undefined && (typeof reason !== "string" || reason.includes("\u0000") || reason.length > 1000)) {
+        throw new InvalidInputError("a cancel reason is a string of at most 1000 characters, without NUL");
+      }
+      const outcome = await cancelRun(db, id, reason ?? null);
+      if (outcome === "not_found") throw new RunNotFoundError(id);
+      if (outcome === "terminal") throw new RunStateConflictError(`run "${id}" is already finished`);
+      return (await durable.status(id))!;
+    },
+
+    async retry(id) {
+      open();
+      if (!isStorableName(id)) throw new RunNotFoundError(String(id));
+      const outcome = await retryRun(db, id);
+      if (outcome === "not_found") throw new RunNotFoundError(id);
+      if (outcome === "not_failed") {
+        throw new RunStateConflictError(`run "${id}" has not failed; only a failed run can be retried`);
+      }
+      return (await durable.status(id))!;
+    },
+
+    statusToken(id) {
+      return statusTokenFor(resolveSecret("durable", options.secrets?.durable, log), id);
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+
+    testing: {
+      async advanceClock(duration) {
+        await shiftClock(db, toMs(duration, "advanceClock"));
+      },
+    },
+  };
+  return durable;
+}
+
+export type { AdvanceOutcome, SignalSchemas };

@@ -1,0 +1,194 @@
+import { DuplicateStepIdError, StepKindMismatchError } from "../errors";
+import { storableName } from "../names";
+import type { ClaimedRun, DurableDb, StepRecord, Wait } from "../store";
+import type { StepKind, WaitingFor } from "../types";
+
+/** Why an execution stops before its body returns. */
+export type Stop =
+  /** The next step does not fit in the budget: give the run back, due now. */
+  | { kind: "yield"; stepId: string }
+  /** The body waits (sleep, signal, poll, retry delay): park the run until the earliest wake. */
+  | { kind: "suspend"; waits: Wait[]; waitingFor: WaitingFor }
+  /** A mistake the body cannot recover from (a duplicate step id): fail the run now. */
+  | { kind: "fail"; error: unknown }
+  /** The fence moved on (a newer owner, a heal, a cancel): write nothing more. */
+  | { kind: "lost"; reason: string }
+  /** Past the invocation's deadline, or the database failed under a write: write nothing more. */
+  | { kind: "abandon"; reason: string };
+
+export interface ExecutionSettings {
+  db: DurableDb;
+  /** Safety margin kept free before the deadline (ms). */
+  marginMs: number;
+  /** Default step lease (ms). */
+  leaseMs: number;
+  maxResultBytes: number;
+  /** Waits up to this long (sleep, poll interval, retry delay) happen in process when they fit. */
+  inProcessWaitMs: number;
+  log: (message: string) => void;
+}
+
+/** A promise that never settles: what a step returns once its run is suspended (rule 11b). */
+export const never = <T>(): Promise<T> => new Promise<T>(() => {});
+
+/**
+ * The state of one claimed run during one invocation: which steps this execution reached and in
+ * what order, what the ledger already answers, which steps are in flight, the budget, and why it
+ * stops. The step API (steps/step-api.ts) drives it; advance.ts waits on `stopped`.
+ */
+export class Execution {
+  readonly abort = new AbortController();
+  readonly runId: string;
+  readonly fence: number;
+  private readonly ledger: Map<string, StepRecord>;
+  private readonly reached = new Set<string>();
+  private nextSeq = 0;
+  private readonly claimedAt = performance.now();
+  private inflight = 0;
+  private stopAsked: Stop | null = null;
+  private wroteReceipt = false;
+  private resolveStopped!: (stop: Stop) => void;
+  /** Settles once a stop was asked for and every step in flight has recorded (or been dropped). */
+  readonly stopped = new Promise<Stop>((resolve) => (this.resolveStopped = resolve));
+
+  constructor(
+    readonly settings: ExecutionSettings,
+    readonly claim: ClaimedRun,
+    /** The invocation's deadline on the monotonic clock (performance.now()). */
+    readonly deadline: number,
+  ) {
+    this.runId = claim.run.id;
+    this.fence = claim.run.fence;
+    this.ledger = new Map(claim.steps.map((step) => [step.stepId, step]));
+  }
+
+  get db(): DurableDb {
+    return this.settings.db;
+  }
+
+  get isStopping(): boolean {
+    return this.stopAsked !== null;
+  }
+
+  get stopReason(): Stop | null {
+    return this.stopAsked;
+  }
+
+  /** Whether a wait of `ms` should happen in this process rather than by parking the run. */
+  waitsInProcess(ms: number, leaseMs = 0): boolean {
+    return ms <= this.settings.inProcessWaitMs && this.fits(ms + leaseMs);
+  }
+
+  /** The database clock now, estimated from the claim's reading plus monotonic time since. */
+  dbNow(): Date {
+    return new Date(this.claim.now.getTime() + (performance.now() - this.claimedAt));
+  }
+
+  remainingMs(): number {
+    return this.deadline - performance.now();
+  }
+
+  /** Whether a step whose body may take `leaseMs` can start and still record before the deadline. */
+  fits(leaseMs: number): boolean {
+    return leaseMs + this.settings.marginMs <= this.remainingMs();
+  }
+
+  /**
+   * Marks `stepId` as reached by this execution: refuses a second use of the id (rule 9), checks
+   * the kind against the ledger, and tells whether an earlier, lost execution may have run it
+   * (rule 7a: the run lost a claim and this execution has not yet written a receipt).
+   */
+  reach(stepId: string, kind: StepKind): { seq: number; recorded: StepRecord | undefined; isReclaim: boolean } {
+    try {
+      storableName(stepId, "step id");
+    } catch (error) {
+      throw this.failWith(error as Error);
+    }
+    if (this.reached.has(stepId)) throw this.failWith(new DuplicateStepIdError(stepId));
+    this.reached.add(stepId);
+    const seq = this.nextSeq++;
+    const recorded = this.ledger.get(stepId);
+    if (recorded && recorded.kind !== kind) {
+      throw this.failWith(new StepKindMismatchError(stepId, recorded.kind, kind));
+    }
+    if (recorded && recorded.seq !== seq && recorded.status === "completed") {
+      this.settings.log(`step "${stepId}" replayed at position ${seq}, recorded at ${recorded.seq}: is the workflow deterministic?`);
+    }
+    const isReclaim = this.claim.run.lostClaims > 0 && !this.wroteReceipt;
+    return { seq, recorded, isReclaim };
+  }
+
+  /** Receipts of the ledger that this execution never reached (rule 13). */
+  unreachedSteps(): string[] {
+    return [...this.ledger.keys()].filter((id) => !this.reached.has(id));
+  }
+
+  /** How many executions of a step may have happened before this one (rule 7a: never fewer). */
+  priorAttempts(recorded: StepRecord | undefined, isReclaim: boolean): number {
+    return (recorded?.attempt ?? 0) + (isReclaim ? this.claim.run.lostClaims : 0);
+  }
+
+  /** Steps whose work is in flight now. */
+  get inFlight(): number {
+    return this.inflight;
+  }
+
+  noteReceiptWritten(): void {
+    this.wroteReceipt = true;
+  }
+
+  /**
+   * Runs a step's work as "in flight": a stop waits for it to record before the run is parked.
+   * Returns what `work` returns, or never settles when the execution stopped meanwhile.
+   */
+  async track<T>(work: () => Promise<T>): Promise<T> {
+    this.inflight++;
+    let value: T;
+    try {
+      value = await work();
+    } finally {
+      this.inflight--;
+      this.settleIfIdle();
+    }
+    return value;
+  }
+
+  /**
+   * Asks the execution to stop. A lost fence or an abandon wins over everything; a failure over a
+   * yield or a suspension; a yield over a suspension (due now is always safe); the waits of
+   * parallel suspensions add up (the run wakes at the earliest).
+   */
+  requestStop(stop: Stop): void {
+    if (stop.kind === "lost" || stop.kind === "abandon") {
+      if (!this.abort.signal.aborted) this.abort.abort(stop.reason);
+    }
+    const rank = { suspend: 0, yield: 1, fail: 2, abandon: 3, lost: 4 } as const;
+    if (this.stopAsked?.kind === "suspend" && stop.kind === "suspend") {
+      this.stopAsked = { ...this.stopAsked, waits: [...this.stopAsked.waits, ...stop.waits] };
+    } else if (this.stopAsked === null || rank[stop.kind] > rank[this.stopAsked.kind]) {
+      this.stopAsked = stop;
+    }
+    // Nothing more will be written: do not wait for in-flight steps.
+    if (stop.kind === "lost" || stop.kind === "abandon") this.resolveStopped(this.stopAsked);
+    else this.settleIfIdle();
+  }
+
+  /**
+   * Stops the execution for `stop` and answers what the step that asked returns from then on: a
+   * promise that never settles, because a suspended body is abandoned, not run on (docs/model.md,
+   * "Suspension").
+   */
+  stop<T = never>(stop: Stop): Promise<T> {
+    this.requestStop(stop);
+    return never<T>();
+  }
+
+  private settleIfIdle(): void {
+    if (this.stopAsked !== null && this.inflight === 0) this.resolveStopped(this.stopAsked);
+  }
+
+  private failWith(error: Error): Error {
+    this.requestStop({ kind: "fail", error });
+    return error;
+  }
+}

@@ -1,0 +1,48 @@
+import type { RunStatus, RunSummary } from "../schemas";
+import type { RunRecord, StepRecord } from "../store";
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+/** What a reader should know about a run beyond its status. */
+function warningsOf(run: RunRecord, registered: boolean): string[] {
+  const warnings = [...run.warnings];
+  if (!registered && (run.status === "pending" || run.status === "waiting" || run.status === "running")) {
+    warnings.push(`workflow "${run.workflow}" is not registered in this deployment; the run stays due for one that registers it`);
+  }
+  return warnings;
+}
+
+/** A run as `list()` shows it. */
+export function toRunSummary(run: RunRecord, registered: boolean): RunSummary {
+  const waits = run.status === "waiting" || run.status === "pending";
+  return {
+    id: run.id,
+    workflow: run.workflow,
+    status: run.status,
+    createdAt: run.createdAt.toISOString(),
+    updatedAt: run.updatedAt.toISOString(),
+    wakeAt: waits ? iso(run.wakeAt) : null,
+    waitingFor: run.status === "waiting" ? run.waitingFor : null,
+    error: run.error ? { code: run.error.code, message: run.error.message } : null,
+    attempts: run.attempts,
+    warnings: warningsOf(run, registered),
+  };
+}
+
+/** A run with its steps as `status()` and the status route answer it (DESIGN.md §5). */
+export function toRunStatus(run: RunRecord, steps: StepRecord[], registered: boolean): RunStatus {
+  return {
+    ...toRunSummary(run, registered),
+    output: run.output,
+    steps: steps.map((step) => ({
+      id: step.stepId,
+      kind: step.kind,
+      status: step.status,
+      attempt: step.attempt,
+      startedAt: iso(step.startedAt),
+      completedAt: iso(step.completedAt),
+      ...(step.externalKey ? { externalKey: step.externalKey } : {}),
+      error: step.error ? { code: step.error.code, message: step.error.message } : null,
+    })),
+  };
+}

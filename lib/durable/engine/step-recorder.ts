@@ -1,0 +1,123 @@
+import type { Transaction } from "kysely";
+import { toJsonText } from "../json";
+import { type RecordResult, recordStep, type StepOutcome, type StepRecord } from "../store";
+import type { StoredError } from "../types";
+import type { Execution } from "./execution";
+import { failpoint } from "./failpoints";
+
+/**
+ * What every step kind shares: writing its outcome under the fence (and what a refused or failed
+ * write means for the execution), answering from a receipt, and the JSON round trip.
+ */
+export interface StepRecorder {
+  /** Writes an outcome. Null: nothing was written and the execution is stopping (lost, cancelled, deadline, database failure). */
+  write(outcome: StepOutcome, tx?: Transaction<any>): Promise<Extract<RecordResult, { owned: true }> | null>;
+  /** A receipt's answer: its value, or its recorded error thrown again. */
+  answer(recorded: StepRecord | undefined): { done: true; value: Promise<any> } | { done: false };
+  /** The stored JSON text of a value (size limit, jsonb-safe). */
+  json(value: unknown, stepId: string): string;
+  revive(error: StoredError | null): Error;
+  /**
+   * Holds back a completed step's receipt instead of writing it now: it is written before the
+   * next step starts (so nothing can depend on an unrecorded result) or rides on the run's final
+   * write. Only when no other step is in flight. False: not held back; write it now.
+   */
+  holdBack(outcome: StepOutcome, othersInFlight: boolean): boolean;
+  /** Whether a receipt is held back. */
+  readonly holding: boolean;
+  /** Writes the held-back receipt, if any. False: it could not be (the execution is stopping). */
+  flush(): Promise<boolean>;
+  /** Takes the held-back receipt for the run's final statement. */
+  takeHeld(): StepOutcome | null;
+}
+
+/** A recorded error as the body sees it, the same on the first execution as on every replay. */
+export function reviveError(error: StoredError | null): Error {
+  const revived = new Error(error?.message ?? "step failed");
+  revived.name = error?.name ?? "Error";
+  Object.assign(revived, { code: error?.code ?? "error" });
+  return revived;
+}
+
+export function createStepRecorder(exec: Execution): StepRecorder {
+  const { settings } = exec;
+  let held: { outcome: StepOutcome; at: number } | null = null;
+  let flushing: Promise<boolean> | null = null;
+  // A held-back receipt is written as if its body had just finished: its elapsed time grows by
+  // the time it waited, so started_at stays true and completed_at is when it was recorded.
+  const release = (): StepOutcome | null => {
+    if (!held) return null;
+    const { outcome, at } = held;
+    held = null;
+    return { ...outcome, elapsedMs: (outcome.elapsedMs ?? 0) + (performance.now() - at) };
+  };
+
+  const recorder: StepRecorder = {
+    async write(outcome, tx) {
+      // Never write after the deadline: the lease may already belong to the next owner.
+      if (exec.remainingMs() <= 0) {
+        exec.requestStop({ kind: "abandon", reason: "past the invocation deadline" });
+        return null;
+      }
+      // A process frozen here, past the deadline check, is what only the fence can stop.
+      await failpoint("receipt.before-write");
+      let result: RecordResult;
+      try {
+        result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, outcome);
+      } catch (error) {
+        // Inside a tx step the caller decides (the transaction rolls back). Outside, the body's
+        // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim (rule 14).
+        if (tx) throw error;
+        settings.log(`[${exec.runId}] receipt of step "${outcome.stepId}" could not be written: ${String(error)}`);
+        exec.requestStop({ kind: "abandon", reason: "the database failed under a receipt write" });
+        return null;
+      }
+      if (!result.owned) {
+        exec.requestStop({ kind: "lost", reason: result.runStatus === "cancelled" ? "cancelled" : "lease lost" });
+        return null;
+      }
+      exec.noteReceiptWritten();
+      return result;
+    },
+
+    answer(recorded) {
+      if (recorded?.status === "completed") return { done: true, value: Promise.resolve(recorded.result) };
+      if (recorded?.status === "failed") return { done: true, value: Promise.reject(reviveError(recorded.error)) };
+      return { done: false };
+    },
+
+    json: (value, stepId) => toJsonText(value, { limit: settings.maxResultBytes, stepId }),
+    revive: reviveError,
+
+    holdBack(outcome, othersInFlight) {
+      if (held || othersInFlight || exec.isStopping) return false;
+      held = { outcome, at: performance.now() };
+      return true;
+    },
+
+    get holding() {
+      return held !== null;
+    },
+
+    flush() {
+      // Concurrent callers (steps started together) share one write and keep their call order.
+      if (flushing) return flushing;
+      const outcome = release();
+      if (!outcome) return Promise.resolve(true);
+      flushing = exec.track(() => recorder.write(outcome)).then((written) => {
+        flushing = null;
+        if (written?.conflict) {
+          // Another outcome was recorded first, and the body already went on with this one:
+          // stop here and let the next execution replay from the recorded outcome.
+          exec.requestStop({ kind: "yield", stepId: outcome.stepId });
+          return false;
+        }
+        return Boolean(written);
+      });
+      return flushing;
+    },
+
+    takeHeld: release,
+  };
+  return recorder;
+}

@@ -1,0 +1,22 @@
+import { InvalidInputError } from "../errors";
+import type { AnyWorkflow, SignalSchemas } from "../types";
+
+/**
+ * A workflow that declares signals refuses other names and validates payloads (docs/rules.md,
+ * rule 16); one that declares none, or one this deployment does not know, accepts any name as it is.
+ * @throws InvalidInputError for an undeclared name or a payload its schema refuses
+ */
+export function validateSignal(workflow: AnyWorkflow | undefined, name: string, payload: unknown): unknown {
+  const schemas = workflow?.signals as SignalSchemas | undefined;
+  if (!schemas || Object.keys(schemas).length === 0) return payload;
+  const schema = Object.hasOwn(schemas, name) ? schemas[name] : undefined;
+  if (!schema) {
+    const declared = Object.keys(schemas).join(", ");
+    throw new InvalidInputError(`workflow "${workflow!.name}" takes no signal "${name}" (it takes ${declared})`);
+  }
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success) {
+    throw new InvalidInputError(`the payload of signal "${name}" is invalid`, { issues: parsed.error.issues });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,194 @@
+import type { Transaction } from "kysely";
+import { toMs } from "../duration";
+import {
+  FatalStepError,
+  InvalidInputError,
+  ResultTooLargeError,
+  RetryableStepError,
+  serializeError,
+  StepLeaseLostError,
+  StepNotReplaySafeError,
+  StepTimeoutError,
+} from "../errors";
+import { type Execution, never } from "../engine/execution";
+import { failpoint } from "../engine/failpoints";
+import type { StepRecorder } from "../engine/step-recorder";
+import { heartbeatRun, type RecordResult, type StepRecord } from "../store";
+import type { StepInfo, StepOptions } from "../types";
+import { externalKeyFor } from "./external-key";
+import { pause } from "./pause";
+import { canRetry, type RetryPolicy, resolveRetryPolicy, retryDelayMs } from "./retry-policy";
+
+/** A body's result: for `tx` the receipt was already written inside its transaction. */
+type BodyResult = { json: string; receipt?: Extract<RecordResult, { owned: true }> };
+type Body = (s: StepInfo, seq: number) => Promise<BodyResult>;
+
+type AttemptOutcome =
+  | { kind: "value"; value: unknown }
+  | { kind: "failed"; error: Error }
+  | { kind: "retry"; delayMs: number }
+  | { kind: "stopped" };
+
+/** Thrown inside a `tx` transaction to roll it back without recording; never reaches users. */
+class Rollback {
+  constructor(readonly result: RecordResult | null) {}
+}
+
+/**
+ * `run` and `tx`: steps with an effect, executed under the budget with retries, leases,
+ * heartbeats, timeouts and the reclaim rules (docs/rules.md, rules 6, 7a, 11, 14).
+ */
+export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
+  const { settings } = exec;
+
+  async function execute(id: string, kind: "run" | "tx", body: Body, options: StepOptions = {}): Promise<any> {
+    const { seq, recorded, isReclaim } = exec.reach(id, kind);
+    const known = recorder.answer(recorded);
+    if (known.done) return known.value;
+    const policy = resolveRetryPolicy(options);
+    const leaseMs = toMs(options.lease ?? settings.leaseMs, "lease");
+    if (options.heartbeat !== undefined && toMs(options.heartbeat, "heartbeat") >= leaseMs) {
+      throw new InvalidInputError(`step "${id}": heartbeat must be shorter than the lease (${leaseMs} ms)`);
+    }
+    const externalKey = externalKeyFor(exec.runId, id);
+    let attempt = exec.priorAttempts(recorded, isReclaim) + 1;
+    // Only the first attempt of this execution may be one a lost owner also ran (rule 7a).
+    let reclaim = isReclaim;
+    let dueAt = recorded?.status === "waiting" ? recorded.wakeAt : null;
+
+    for (;;) {
+      if (exec.isStopping) return never();
+      const delay = dueAt ? dueAt.getTime() - exec.dbNow().getTime() : 0;
+      if (delay > 0) {
+        if (!exec.waitsInProcess(delay, leaseMs)) {
+          return exec.stop({ kind: "suspend", waits: [{ step_id: id }], waitingFor: { kind: "retry", name: id } });
+        }
+        await exec.track(() => pause(delay, exec.abort.signal));
+        if (exec.isStopping) return never();
+      }
+      if (!exec.fits(leaseMs)) return exec.stop({ kind: "yield", stepId: id });
+      const outcome = await exec.track(() => attemptOnce(id, kind, seq, attempt, externalKey, reclaim, body, options, policy));
+      if (outcome.kind === "stopped") return never();
+      if (outcome.kind === "value") return outcome.value;
+      if (outcome.kind === "failed") throw outcome.error;
+      dueAt = new Date(exec.dbNow().getTime() + outcome.delayMs);
+      attempt++;
+      reclaim = false;
+    }
+  }
+
+  async function attemptOnce(
+    id: string, kind: "run" | "tx", seq: number, attempt: number, externalKey: string, isReclaim: boolean,
+    body: Body, options: StepOptions, policy: RetryPolicy,
+  ): Promise<AttemptOutcome> {
+    const base = { stepId: id, seq, kind, attempt, externalKey } as const;
+    if (isReclaim && options.onReclaim === "fail") {
+      const error = new StepNotReplaySafeError(id, exec.claim.run.lostLeaseUntil, externalKey);
+      const written = await recorder.write({ ...base, status: "failed", error: serializeError(error) });
+      return written ? { kind: "failed", error: recorder.revive(serializeError(error)) } : { kind: "stopped" };
+    }
+    const started = performance.now();
+    const stepAbort = new AbortController();
+    const timeoutMs = options.timeout === undefined ? null : toMs(options.timeout, "timeout");
+    const timer = timeoutMs === null ? null
+      : setTimeout(() => stepAbort.abort(new StepTimeoutError(`step "${id}" timed out after ${timeoutMs} ms`)), timeoutMs);
+    const heartbeat = () => beat(id);
+    const beatMs = options.heartbeat === undefined ? null : toMs(options.heartbeat, "heartbeat");
+    const beating = beatMs === null ? null : setInterval(() => heartbeat().catch((e) => stepAbort.abort(e)), beatMs);
+    const info: StepInfo = { stepId: id, externalKey, attempt, isReclaim, heartbeat, abortSignal: AbortSignal.any([exec.abort.signal, stepAbort.signal]) };
+    try {
+      const { json, receipt } = await body(info, seq);
+      const outcome = { ...base, status: "completed", resultJson: json, elapsedMs: performance.now() - started } as const;
+      // A run step alone in flight holds its receipt back: it rides on the next write.
+      if (!receipt && recorder.holdBack(outcome, exec.inFlight > 1)) {
+        await failpoint("run.after-receipt");
+        return { kind: "value", value: JSON.parse(json) };
+      }
+      const written = receipt ?? (await recorder.write(outcome));
+      if (!written) return { kind: "stopped" };
+      await failpoint(kind === "tx" ? "tx.after-commit" : "run.after-receipt");
+      return written.conflict ? fromRecorded(written.recorded) : { kind: "value", value: JSON.parse(json) };
+    } catch (thrown) {
+      if (thrown instanceof Rollback) {
+        if (!thrown.result?.owned) return { kind: "stopped" };
+        return fromRecorded((thrown.result as Extract<RecordResult, { conflict: true }>).recorded);
+      }
+      if (exec.isStopping && exec.stopReason?.kind !== "suspend" && exec.stopReason?.kind !== "yield") return { kind: "stopped" };
+      const reason = stepAbort.signal.reason;
+      const error = stepAbort.signal.aborted && StepTimeoutError.is(reason) ? reason : thrown;
+      const elapsedMs = performance.now() - started;
+      const fatal = FatalStepError.is(error) || ResultTooLargeError.is(error) || InvalidInputError.is(error);
+      if (!fatal && canRetry(policy, attempt)) {
+        const retryAfter = RetryableStepError.is(error) && error.retryAfter !== undefined ? toMs(error.retryAfter, "retryAfter") : null;
+        const delayMs = retryAfter ?? retryDelayMs(policy, attempt);
+        const written = await recorder.write({ ...base, status: "waiting", error: serializeError(error), elapsedMs, wakeInMs: delayMs });
+        return written ? { kind: "retry", delayMs } : { kind: "stopped" };
+      }
+      const stored = serializeError(error);
+      const written = await recorder.write({ ...base, status: "failed", error: stored, elapsedMs });
+      return written ? { kind: "failed", error: recorder.revive(stored) } : { kind: "stopped" };
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (beating) clearInterval(beating);
+    }
+  }
+
+  /** s.heartbeat(): confirms the fence; once superseded, stops the execution and rejects. */
+  async function beat(id: string): Promise<void> {
+    if (exec.stopReason?.kind === "lost") throw new StepLeaseLostError(`step "${id}": ${exec.stopReason.reason}`);
+    const state = await heartbeatRun(exec.db, exec.runId, exec.fence);
+    if (state !== "owned") {
+      const reason = state === "cancelled" ? "cancelled" : "lease lost";
+      exec.requestStop({ kind: "lost", reason });
+      throw new StepLeaseLostError(`step "${id}": ${reason}`);
+    }
+  }
+
+  function fromRecorded(recorded: StepRecord): AttemptOutcome {
+    if (recorded.status === "failed") return { kind: "failed", error: recorder.revive(recorded.error) };
+    return { kind: "value", value: recorded.result };
+  }
+
+  return {
+    run<T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) {
+      return execute(id, "run", async (s) => {
+        await failpoint("run.before-body");
+        const value = await fn(s);
+        await failpoint("run.after-body");
+        return { json: recorder.json(value, id) };
+      }, options);
+    },
+
+    tx<T>(id: string, fn: (tx: Transaction<any>, s: StepInfo) => Promise<T>, options?: StepOptions) {
+      return execute(id, "tx", async (s, seq) => {
+        const started = performance.now();
+        let result!: BodyResult;
+        let bodyReturned = false;
+        // One transaction: the body's statements, the receipt and its fence check commit together.
+        await exec.db.transaction().execute(async (trx) => {
+          const value = await fn(trx, s);
+          bodyReturned = true;
+          await failpoint("tx.after-effect");
+          const json = recorder.json(value, id);
+          const receipt = await recorder.write(
+            { stepId: id, seq, kind: "tx", status: "completed", attempt: s.attempt, externalKey: s.externalKey, resultJson: json, elapsedMs: performance.now() - started },
+            trx,
+          );
+          // Lost fence, or a first write already recorded: roll the effect back.
+          if (!receipt || receipt.conflict) throw new Rollback(receipt);
+          await failpoint("tx.after-receipt");
+          result = { json, receipt };
+        }).catch((error) => {
+          // The body succeeded but its receipt or the commit failed under it: not a step failure
+          // (rule 14). Stop; the next owner finds no receipt and re-runs the step as a reclaim.
+          if (bodyReturned && !(error instanceof Rollback) && !ResultTooLargeError.is(error) && !InvalidInputError.is(error)) {
+            settings.log(`[${exec.runId}] tx step "${id}" could not commit its receipt: ${String(error)}`);
+            exec.requestStop({ kind: "abandon", reason: "the database failed under a tx receipt" });
+          }
+          throw error;
+        });
+        return result;
+      }, options);
+    },
+  };
+}

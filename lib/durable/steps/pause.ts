@@ -1,0 +1,14 @@
+/** Waits `ms` in this process, or less when `signal` aborts (a cancel, a lost claim). Never rejects. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,31 @@
+import type { Execution } from "../engine/execution";
+import { never } from "../engine/execution";
+import type { StepRecorder } from "../engine/step-recorder";
+import type { StepApi } from "../types";
+import { createEffectSteps } from "./effect-steps";
+import { createValueStep } from "./value-step";
+import { createWaitSteps } from "./wait-steps";
+
+/** Builds `ctx.step` for one execution, over the recorder its final write shares. */
+export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi {
+  const effects = createEffectSteps(exec, recorder);
+  const waits = createWaitSteps(exec, recorder);
+  const value = createValueStep(exec, recorder);
+
+  // A held-back receipt is written before the next step starts, so no step (and no effect) ever
+  // depends on a result that is not recorded.
+  const afterFlush =
+    <A extends unknown[], R>(step: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      recorder.holding ? recorder.flush().then((ok) => (ok ? step(...args) : never<R>())) : step(...args);
+
+  return {
+    run: afterFlush(effects.run) as StepApi["run"],
+    tx: afterFlush(effects.tx) as StepApi["tx"],
+    value: afterFlush(value) as StepApi["value"],
+    sleep: afterFlush(waits.sleep),
+    sleepUntil: afterFlush(waits.sleepUntil),
+    waitForSignal: afterFlush(waits.waitForSignal) as StepApi["waitForSignal"],
+    waitFor: afterFlush(waits.waitFor) as StepApi["waitFor"],
+  };
+}

@@ -1,0 +1,50 @@
+import { sql } from "kysely";
+import { type RowObject, type RunRecord, type StepRecord, toRunRecord, toStepRecord } from "./rows";
+import type { DurableDb } from "./tables";
+
+export interface ClaimedRun {
+  run: RunRecord;
+  /** The ledger: every step row of the run, in the order they were first reached. */
+  steps: StepRecord[];
+  /** The previous claim was lost (its lease ran out): this claim healed the run. */
+  healed: boolean;
+  /** The database clock at the claim. */
+  now: Date;
+  /** Signals delivered to the run so far, by name. */
+  signals: Record<string, unknown>;
+}
+
+export interface ClaimRequest {
+  /** Only runs of these workflows: an instance never claims what it cannot run. */
+  workflows: readonly string[];
+  /** Claim exactly this run, if it is due; otherwise the most overdue run. */
+  runId?: string;
+  /** How long the claim lasts, measured on the database clock from the claim. */
+  leaseMs: number;
+  /** Runs this invocation already gave back: the same tick does not take them again. */
+  exclude?: readonly string[];
+}
+
+/**
+ * Claims one due run in one round trip (durable_claim_run): SKIP LOCKED pick, fence bump, lease
+ * from the database clock, due waits answered, ledger load. docs/sql.md says why each part is
+ * there. Returns null when nothing is due (or the run is held by someone else).
+ */
+export async function claimDueRun(db: DurableDb, request: ClaimRequest): Promise<ClaimedRun | null> {
+  const { rows } = await sql<{ claimed: RowObject | null }>`
+    select durable_claim_run(
+      ${JSON.stringify(request.workflows)}::jsonb,
+      ${request.runId ?? null}::text,
+      ${Math.ceil(request.leaseMs)}::bigint,
+      ${JSON.stringify(request.exclude ?? [])}::jsonb
+    ) as claimed`.execute(db);
+  const claimed = rows[0]?.claimed;
+  if (!claimed) return null;
+  return {
+    run: toRunRecord(claimed.run),
+    steps: (claimed.steps as RowObject[]).map(toStepRecord),
+    healed: Boolean(claimed.healed),
+    now: new Date(claimed.now),
+    signals: claimed.signals ?? {},
+  };
+}

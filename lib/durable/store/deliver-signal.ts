@@ -1,0 +1,19 @@
+import { sql } from "kysely";
+import type { DurableDb } from "./tables";
+
+export type DeliveryOutcome = "not_found" | "repeat" | "terminal" | "timed_out" | "delivered";
+
+/**
+ * Delivers a signal (durable_deliver_signal): first delivery wins, a delivery id seen before is a
+ * repeat whatever the run's state, a terminal run or a wait past its deadline refuses it, and a
+ * run waiting on it is made due at once.
+ */
+export async function deliverSignal(
+  db: DurableDb,
+  signal: { runId: string; name: string; payloadJson: string; deliveryId: string | null },
+): Promise<DeliveryOutcome> {
+  const { rows } = await sql<{ outcome: DeliveryOutcome }>`
+    select durable_deliver_signal(${signal.runId}, ${signal.name}, ${signal.payloadJson}::jsonb,
+                                  ${signal.deliveryId}) as outcome`.execute(db);
+  return rows[0]!.outcome;
+}

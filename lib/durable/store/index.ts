@@ -1,0 +1,21 @@
+// The storage boundary: every durable_* statement is one typed function here, and nothing outside
+// store/ writes SQL (a lint rule holds it; docs/decisions.md, "One storage boundary").
+// The functions are listed in the order an invocation meets them (docs/sql.md).
+export { insertRun } from "./insert-run";
+export { claimDueRun, type ClaimedRun, type ClaimRequest } from "./claim-run";
+export { recordStep, type RecordResult } from "./record-step";
+export { suspendRun, type Wait } from "./suspend-run";
+export { releaseRun } from "./release-run";
+export { finishRun, type RunEnd } from "./finish-run";
+export { heartbeatRun } from "./heartbeat-run";
+export { readRun } from "./read-run";
+export { findRunWorkflow } from "./find-run";
+export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";
+export { cancelRun } from "./cancel-run";
+export { retryRun } from "./retry-run";
+export { listRuns, type RunFilter } from "./list-runs";
+export { shiftClock } from "./shift-clock";
+export { migrate } from "./migrate";
+export type { StepOutcome } from "./step-outcome";
+export type { RunRecord, StepRecord } from "./rows";
+export type { DurableDb, DurableTables, Executor } from "./tables";

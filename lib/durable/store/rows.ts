@@ -1,0 +1,82 @@
+// Runs and steps as the engine's SQL functions return them (jsonb with snake_case keys and
+// timestamps as ISO text), turned into typed records once, here.
+import type { RunState, StepKind, StepState, StoredError, WaitingFor } from "../types";
+
+export interface RunRecord {
+  id: string;
+  workflow: string;
+  status: RunState;
+  input: unknown;
+  output: unknown;
+  error: StoredError | null;
+  wakeAt: Date | null;
+  waitingFor: WaitingFor | null;
+  leaseUntil: Date | null;
+  fence: number;
+  attempts: number;
+  lostClaims: number;
+  lostLeaseUntil: Date | null;
+  warnings: string[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface StepRecord {
+  stepId: string;
+  seq: number;
+  kind: StepKind;
+  status: StepState;
+  attempt: number;
+  result: unknown;
+  error: StoredError | null;
+  wakeAt: Date | null;
+  deadlineAt: Date | null;
+  polls: number;
+  externalKey: string | null;
+  startedAt: Date | null;
+  completedAt: Date | null;
+}
+
+/** A row as the SQL functions (jsonb) or Kysely (Dates) return it. */
+export type RowObject = Record<string, any>;
+
+const date = (value: unknown): Date | null => (value == null ? null : new Date(value as string));
+
+export function toRunRecord(row: RowObject): RunRecord {
+  return {
+    id: row.id,
+    workflow: row.workflow,
+    status: row.status,
+    input: row.input,
+    output: row.output ?? null,
+    error: row.error ?? null,
+    wakeAt: date(row.wake_at),
+    waitingFor: row.waiting_for ?? null,
+    leaseUntil: date(row.lease_until),
+    fence: Number(row.fence),
+    attempts: Number(row.attempts),
+    lostClaims: Number(row.lost_claims),
+    lostLeaseUntil: date(row.lost_lease_until),
+    warnings: Array.isArray(row.warnings) ? row.warnings : [],
+    createdAt: date(row.created_at)!,
+    updatedAt: date(row.updated_at)!,
+  };
+}
+
+export function toStepRecord(row: RowObject): StepRecord {
+  return {
+    stepId: row.step_id,
+    seq: Number(row.seq),
+    kind: row.kind,
+    status: row.status,
+    attempt: Number(row.attempt),
+    result: row.result ?? null,
+    error: row.error ?? null,
+    wakeAt: date(row.wake_at),
+    deadlineAt: date(row.deadline_at),
+    polls: Number(row.polls ?? 0),
+    externalKey: row.external_key ?? null,
+    startedAt: date(row.started_at),
+    completedAt: date(row.completed_at),
+  };
+}

@@ -1,0 +1,46 @@
+import type { StepKind, StoredError } from "../types";
+
+/** One step outcome as the owner writes it. `resultJson` is JSON text (see json.ts). */
+export interface StepOutcome {
+  stepId: string;
+  seq: number;
+  kind: StepKind;
+  status: "completed" | "failed" | "waiting";
+  attempt: number;
+  resultJson?: string;
+  error?: StoredError;
+  externalKey?: string;
+  /** How long the body ran, by the app's monotonic clock; started_at = durable_now() − elapsed. */
+  elapsedMs?: number;
+  wakeAt?: Date;
+  /** Wake this long after the database clock at the write (a retry's due time). */
+  wakeInMs?: number;
+  deadlineAt?: Date;
+  /** A new wait's deadline, this long after the database clock at the write (never moves after). */
+  deadlineInMs?: number;
+  /** Polls made so far (waitFor). */
+  polls?: number;
+}
+
+/**
+ * An outcome as the SQL functions take it (jsonb, snake_case). The result is spliced in as raw
+ * JSON text, so it is stored exactly as the body saw it.
+ */
+export function stepOutcomeJson(outcome: StepOutcome): string {
+  const step = {
+    step_id: outcome.stepId,
+    seq: outcome.seq,
+    kind: outcome.kind,
+    status: outcome.status,
+    attempt: outcome.attempt,
+    error: outcome.error ?? null,
+    external_key: outcome.externalKey ?? null,
+    elapsed_ms: Math.max(0, Math.round(outcome.elapsedMs ?? 0)),
+    wake_at: outcome.wakeAt?.toISOString() ?? null,
+    wake_in_ms: outcome.wakeInMs === undefined ? null : Math.round(outcome.wakeInMs),
+    deadline_at: outcome.deadlineAt?.toISOString() ?? null,
+    deadline_in_ms: outcome.deadlineInMs === undefined ? null : Math.round(outcome.deadlineInMs),
+    polls: outcome.polls ?? null,
+  };
+  return `${JSON.stringify(step).slice(0, -1)},"result":${outcome.resultJson ?? "null"}}`;
+}

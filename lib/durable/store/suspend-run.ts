@@ -1,0 +1,34 @@
+import { sql } from "kysely";
+import type { WaitingFor } from "../types";
+import type { DurableDb } from "./tables";
+
+/**
+ * One thing a suspended body waits for. A wait already on the ledger names only its step; a new
+ * one (or a poll moving on) carries its row, written by the suspension's single statement.
+ */
+export interface Wait {
+  step_id: string;
+  seq?: number;
+  kind?: "sleep" | "signal" | "poll";
+  wake_in_ms?: number | null;
+  deadline_in_ms?: number | null;
+  polls?: number;
+  error?: unknown;
+}
+
+/**
+ * Parks the run until its earliest wake (durable_suspend_run), writing the new wait rows in the
+ * same statement. False: the claim was lost and nothing was written.
+ */
+export async function suspendRun(
+  db: DurableDb,
+  runId: string,
+  fence: number,
+  waits: Wait[],
+  waitingFor: WaitingFor,
+): Promise<boolean> {
+  const { rows } = await sql<{ ok: boolean }>`
+    select durable_suspend_run(${runId}, ${fence}::bigint, ${JSON.stringify(waits)}::jsonb,
+                               ${JSON.stringify(waitingFor)}::jsonb) as ok`.execute(db);
+  return rows[0]!.ok;
+}

@@ -1,0 +1,74 @@
+// Kysely table types for the durable_* tables (store/migrations/*.sql is the source of truth).
+import type { ColumnType, Generated, Kysely, Transaction } from "kysely";
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json = ColumnType<unknown, string, string>;
+
+export interface DurableRunsTable {
+  id: string;
+  workflow: string;
+  status: "pending" | "running" | "waiting" | "completed" | "failed" | "cancelled";
+  input: Json;
+  output: Json | null;
+  error: Json | null;
+  wake_at: Timestamp | null;
+  waiting_for: Json | null;
+  lease_until: Timestamp | null;
+  fence: Generated<number>;
+  attempts: Generated<number>;
+  lost_claims: Generated<number>;
+  lost_lease_until: Timestamp | null;
+  warnings: Generated<unknown>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  finished_at: Timestamp | null;
+}
+
+export interface DurableStepsTable {
+  run_id: string;
+  step_id: string;
+  seq: number;
+  kind: "run" | "tx" | "value" | "sleep" | "signal" | "poll";
+  status: "running" | "waiting" | "completed" | "failed";
+  attempt: Generated<number>;
+  result: Json | null;
+  error: Json | null;
+  deadline_at: Timestamp | null;
+  wake_at: Timestamp | null;
+  polls: Generated<number>;
+  external_key: string | null;
+  fence: number;
+  started_at: Generated<Date>;
+  completed_at: Timestamp | null;
+  updated_at: Generated<Date>;
+}
+
+export interface DurableSignalsTable {
+  run_id: string;
+  name: string;
+  payload: Json;
+  delivery_id: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface DurableEventsTable {
+  id: Generated<number>;
+  run_id: string;
+  kind: string;
+  step_id: string | null;
+  fence: number | null;
+  data: Generated<unknown>;
+  created_at: Generated<Date>;
+}
+
+export interface DurableTables {
+  durable_runs: DurableRunsTable;
+  durable_steps: DurableStepsTable;
+  durable_signals: DurableSignalsTable;
+  durable_events: DurableEventsTable;
+}
+
+/** The database as the store sees it: only the durable_* tables, whatever else the app keeps there. */
+export type DurableDb = Kysely<DurableTables>;
+/** A handle a statement can run on: the database, or a `tx` step's transaction. */
+export type Executor = Kysely<DurableTables> | Transaction<DurableTables>;

@@ -1,0 +1,150 @@
+// The types every layer shares: a workflow, its context, the step API and its options. They live
+// here, apart from the code that implements them, so that no two files import each other
+// (docs/layout.md). This file imports only types from libraries.
+import type { Transaction } from "kysely";
+import type { z } from "zod";
+
+/**
+ * A length of time: milliseconds as a number, or a string `<number><unit>` with unit
+ * `ms | s | m | h | d` ("250ms", "1.5s", "30s", "5m", "24h", "7d").
+ */
+export type Duration = number | string;
+
+export type RunState = "pending" | "running" | "waiting" | "completed" | "failed" | "cancelled";
+export type StepKind = "run" | "tx" | "value" | "sleep" | "signal" | "poll";
+export type StepState = "running" | "waiting" | "completed" | "failed";
+/** What a waiting run waits for, as `RunStatus.waitingFor` shows it. */
+export type WaitingFor = { kind: "signal" | "sleep" | "poll" | "retry"; name: string };
+
+/** A step's or run's error as stored. */
+export interface StoredError {
+  code: string;
+  message: string;
+  name?: string;
+}
+
+/** Zod schemas of the signals a workflow waits for, by signal name. */
+export type SignalSchemas = Record<string, z.ZodType>;
+
+export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas> {
+  /** Unique among the workflows of one `createDurable`; stored on every run. */
+  name: string;
+  /** Validates the input at `start` (HTTP 422); the body gets the parsed value. */
+  input: TInput;
+  /** Validates what the body returns; a mismatch fails the run. */
+  output?: z.ZodType<TOutput>;
+  /** Signal payload schemas, validated when a signal arrives; other names are refused. */
+  signals?: TSignals;
+  run(ctx: WorkflowContext<z.output<TInput>, TSignals>, input: z.output<TInput>): Promise<TOutput>;
+}
+
+export interface Workflow<
+  TInput extends z.ZodType = z.ZodType,
+  TOutput = unknown,
+  TSignals extends SignalSchemas = SignalSchemas,
+> extends Readonly<WorkflowDefinition<TInput, TOutput, TSignals>> {}
+
+/** Any registered workflow, whatever its input, output and signals. */
+export type AnyWorkflow = Workflow<any, any, any>;
+
+export interface WorkflowContext<TInput = unknown, TSignals extends SignalSchemas = SignalSchemas> {
+  runId: string;
+  input: TInput;
+  step: StepApi;
+  /** Aborted when the run is cancelled or this invocation lost its claim. */
+  abortSignal: AbortSignal;
+  log: (...args: unknown[]) => void;
+  /** @internal type carrier for signal payloads */
+  readonly signals?: { [K in keyof TSignals]: z.output<TSignals[K]> };
+}
+
+/** What a step body is told about the execution it runs in. */
+export interface StepInfo {
+  stepId: string;
+  /** "wfe-" + 32 hex: the same for every attempt, replay and redrive; pass it as idempotency key. */
+  externalKey: string;
+  /** Executions of this step that may have happened, this one included (never fewer). */
+  attempt: number;
+  /** True when an earlier, lost execution may have run this body (docs/model.md, "Reclaims"). */
+  isReclaim: boolean;
+  /** Confirms the owner still holds the run; rejects with StepLeaseLostError once superseded. */
+  heartbeat(): Promise<void>;
+  /** Aborted on timeout, cancel or a lost claim. */
+  abortSignal: AbortSignal;
+}
+
+/** How the delay grows between attempts (step option `retryBackoff`). */
+export interface RetryBackoff {
+  /** Multiplier per failed attempt, >= 1. Default 1 (constant delay). */
+  factor?: number;
+  /** Upper bound of any single delay. Default: none. */
+  maxDelay?: Duration;
+  /** Full jitter: the delay is drawn uniformly from [0, computed delay). Default false. */
+  jitter?: boolean;
+}
+
+export interface StepOptions {
+  /** The longest the body may take (default "30s"); the step starts only if it fits the budget. */
+  lease?: Duration;
+  retries?: number;
+  retryDelay?: Duration;
+  retryBackoff?: RetryBackoff;
+  /** Heartbeat on a timer at this interval (shorter than the lease). */
+  heartbeat?: Duration;
+  /** "fail": a body a lost owner may have started is not run again (StepNotReplaySafeError). */
+  onReclaim?: "rerun" | "fail";
+  /** Cooperative: the abortSignal fires after this long and the attempt fails with StepTimeoutError. */
+  timeout?: Duration;
+}
+
+export interface WaitForSignalOptions<T> {
+  /** How long to wait; the deadline is stored at the first call and never slides. None: forever. */
+  timeout?: Duration;
+  /** Parses the payload (beyond the workflow's declared signal schema). */
+  schema?: z.ZodType<T>;
+}
+
+export interface WaitForOptions<T> {
+  /** Asks the outside world; should be quick. A throw is counted and backed off, never fatal. */
+  poll: () => T | Promise<T>;
+  ready: (value: T) => boolean;
+  /** Interval between polls. */
+  every: Duration;
+  /** Deadline from the first call, stored once; past it the step fails with StepTimeoutError. */
+  timeout: Duration;
+  /** Interval growth per poll (factor, default 1) up to maxDelay; a throwing poll backs off ×2 at least. */
+  pollBackoff?: { factor?: number; maxDelay?: Duration };
+  /** The longest one poll may take (default "30s"): it obeys the budget like a `run` step. */
+  lease?: Duration;
+}
+
+export interface StepApi {
+  /** An external effect, at least once; use `s.externalKey` as the idempotency key. */
+  run<T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions): Promise<Jsonified<T>>;
+  /** A database effect: `fn`'s statements, the receipt and the fence check commit together, once. */
+  tx<T, DB = any>(
+    id: string,
+    fn: (tx: Transaction<DB>, s: StepInfo) => Promise<T>,
+    options?: StepOptions,
+  ): Promise<Jsonified<T>>;
+  /** Journals a nondeterministic value (uuid, time, random) once. */
+  value<T>(id: string, fn: () => T | Promise<T>): Promise<Jsonified<T>>;
+  /** Sleeps; the wake time is stored at the first call and never moves. A signal never wakes it early. */
+  sleep(id: string, duration: Duration): Promise<void>;
+  sleepUntil(id: string, date: Date | string): Promise<void>;
+  /** Waits for the signal `name` (the step id); null when the timeout passes first. */
+  waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T | null>;
+  /** Polls until ready: one receipt for the final value, however many polls. */
+  waitFor<T>(id: string, options: WaitForOptions<T>): Promise<Jsonified<T>>;
+}
+
+/** What a value becomes after a JSON round trip, roughly: Dates to strings, BigInt to strings. */
+export type Jsonified<T> = T extends Date
+  ? string
+  : T extends bigint
+    ? string
+    : T extends (infer U)[]
+      ? Jsonified<U>[]
+      : T extends object
+        ? { [K in keyof T]: Jsonified<T[K]> }
+        : T;
