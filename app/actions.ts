@@ -19,7 +19,8 @@ export interface ActionResult {
 
 // Server actions are public endpoints: check every argument as if it came from anywhere.
 function runIdOf(value: unknown): string {
-  if (typeof value !== "string" || value.length === 0 || value.length > 255) throw new InvalidInputError("not a run id");
+  if (typeof value !== "string" || value.length === 0 || value.length > 255)
+    throw new InvalidInputError("not a run id");
   return value;
 }
 
@@ -56,7 +57,9 @@ export async function startDemo(workflow: string): Promise<void> {
   if (!demo) throw new InvalidInputError(`no demo "${String(workflow).slice(0, 100)}"`);
   const durable = await getDurable();
   const definition = durable.workflows.get(demo.workflow)!;
-  const { id } = await durable.start(definition, demo.input, { id: `${demo.workflow}-${randomBytes(4).toString("hex")}` });
+  const { id } = await durable.start(definition, demo.input, {
+    id: `${demo.workflow}-${randomBytes(4).toString("hex")}`,
+  });
   await advanceSoon(id);
   revalidatePath("/");
   redirect(`/runs/${encodeURIComponent(id)}`);
@@ -67,7 +70,11 @@ export async function decide(runId: string, approved: boolean): Promise<ActionRe
   return attempt("sending the decision", async () => {
     const id = runIdOf(runId);
     const durable = await getDurable();
-    const result = await durable.signal({ runId: id, name: "decision", payload: { approved: approved === true, by: "dashboard" } });
+    const result = await durable.signal({
+      runId: id,
+      name: "decision",
+      payload: { approved: approved === true, by: "dashboard" },
+    });
     await advanceSoon(id);
     if (!result.signalled) return "A decision had already been delivered; this one changed nothing.";
     return approved === true ? "Approved. The plan executes now." : "Rejected.";

@@ -2,7 +2,10 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import "./globals.css";
 
-export const metadata = { title: "Durable runs · durable-next", description: "Durable multi-step runs on Postgres, for Next.js on Vercel" };
+export const metadata = {
+  title: "Durable runs · durable-next",
+  description: "Durable multi-step runs on Postgres, for Next.js on Vercel",
+};
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
@@ -11,7 +14,10 @@ export default function RootLayout({ children }: { children: ReactNode }) {
         <header className="topbar">
           <div className="topbar-inner">
             <Link href="/" className="brand">
-              <span className="brand-mark" aria-hidden>◆</span> durable-next
+              <span className="brand-mark" aria-hidden>
+                ◆
+              </span>{" "}
+              durable-next
             </Link>
             <nav className="topnav">
               <Link href="/">Runs</Link>

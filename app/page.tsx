@@ -47,20 +47,29 @@ export default async function Home({ searchParams }: Props) {
       <header className="hero">
         <h1>Durable runs</h1>
         <p className="lede">
-          Multi-step work that survives being killed halfway, on nothing but Postgres and ordinary route handlers. Start a
-          demo, then watch its steps: every completed step leaves a receipt, and a replay answers from it.
+          Multi-step work that survives being killed halfway, on nothing but Postgres and ordinary route handlers. Start
+          a demo, then watch its steps: every completed step leaves a receipt, and a replay answers from it.
         </p>
       </header>
 
       <section aria-labelledby="demos-title">
-        <h2 id="demos-title" className="section-title">Start a demo</h2>
+        <h2 id="demos-title" className="section-title">
+          Start a demo
+        </h2>
         <div className="demo-grid">
           {demos.map((demo) => (
-            <form key={demo.workflow} action={startDemo.bind(null, demo.workflow)} className="demo-card" data-demo={demo.workflow}>
+            <form
+              key={demo.workflow}
+              action={startDemo.bind(null, demo.workflow)}
+              className="demo-card"
+              data-demo={demo.workflow}
+            >
               <h3>{demo.title}</h3>
               <p>{demo.summary}</p>
               <ul className="checks">
-                {demo.shows.slice(0, 2).map((line) => <li key={line}>{line}</li>)}
+                {demo.shows.slice(0, 2).map((line) => (
+                  <li key={line}>{line}</li>
+                ))}
               </ul>
               <SubmitButton className="button button-primary" pendingLabel="Starting…">
                 {demo.cta}
@@ -72,11 +81,19 @@ export default async function Home({ searchParams }: Props) {
 
       <section aria-labelledby="runs-title" className="runs-section">
         <div className="runs-head">
-          <h2 id="runs-title" className="section-title">Runs</h2>
+          <h2 id="runs-title" className="section-title">
+            Runs
+          </h2>
           <nav className="filters" aria-label="Filter by status">
             {FILTERS.map((f) => (
-              <Link key={f} href={hrefFor(f)} className={f === filter ? "filter filter-active" : "filter"} aria-current={f === filter ? "page" : undefined}>
-                {f === "all" ? "All" : f[0]!.toUpperCase() + f.slice(1)} <span className="filter-count">{counts[f]}</span>
+              <Link
+                key={f}
+                href={hrefFor(f)}
+                className={f === filter ? "filter filter-active" : "filter"}
+                aria-current={f === filter ? "page" : undefined}
+              >
+                {f === "all" ? "All" : f[0]!.toUpperCase() + f.slice(1)}{" "}
+                <span className="filter-count">{counts[f]}</span>
               </Link>
             ))}
           </nav>
@@ -128,13 +145,22 @@ function RunRow({ run, now }: { run: RunSummary; now: number }) {
       </td>
       <td>
         <StatusBadge status={run.status} />
-        {run.error ? <div className="error-text small" title={run.error.message}>{run.error.message.slice(0, 80)}</div> : null}
+        {run.error ? (
+          <div className="error-text small" title={run.error.message}>
+            {run.error.message.slice(0, 80)}
+          </div>
+        ) : null}
       </td>
       <td>
         {run.waitingFor ? (
           <>
             <span className="wait-kind">{run.waitingFor.kind}</span> <code>{run.waitingFor.name}</code>
-            {run.wakeAt ? <div className="muted small">{run.waitingFor.kind === "signal" ? "times out " : ""}{formatRelative(run.wakeAt, now)}</div> : null}
+            {run.wakeAt ? (
+              <div className="muted small">
+                {run.waitingFor.kind === "signal" ? "times out " : ""}
+                {formatRelative(run.wakeAt, now)}
+              </div>
+            ) : null}
           </>
         ) : (
           <span className="muted">—</span>

@@ -10,9 +10,22 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { addServerExternalPackage, ignoreDurableDir, mergeVercelCron, type ConfigChange, type Cron } from "./add-to-app/config-edits";
+import {
+  addServerExternalPackage,
+  ignoreDurableDir,
+  mergeVercelCron,
+  type ConfigChange,
+  type Cron,
+} from "./add-to-app/config-edits";
 import { adviseDependencies, type PackageJson } from "./add-to-app/dependencies";
-import { detectLayout, packagesUsed, planFiles, writePlan, type FileOutcome, type PlannedFile } from "./add-to-app/plan";
+import {
+  detectLayout,
+  packagesUsed,
+  planFiles,
+  writePlan,
+  type FileOutcome,
+  type PlannedFile,
+} from "./add-to-app/plan";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const USAGE = "usage: npm run add-to-app -- <path to a Next.js app> [--dry-run]";
@@ -57,13 +70,16 @@ function ourCron(): Cron {
 }
 
 function reportFiles(planned: PlannedFile[], outcomes: Map<string, FileOutcome>, base: string, dryRun: boolean) {
-  const verb = (o: FileOutcome) => (o === "created" ? (dryRun ? "would create" : "created") : o === "same" ? "already there" : "kept as is");
+  const verb = (o: FileOutcome) =>
+    o === "created" ? (dryRun ? "would create" : "created") : o === "same" ? "already there" : "kept as is";
   const toolkit = planned.filter((f) => f.group === "toolkit");
   const counts = new Map<FileOutcome, number>();
   for (const f of toolkit) counts.set(outcomes.get(f.dest)!, (counts.get(outcomes.get(f.dest)!) ?? 0) + 1);
   console.log(`\nFiles`);
   console.log(`  ${base}lib/durable/, ${base}db/: ${[...counts].map(([o, n]) => `${n} ${verb(o)}`).join(", ")}`);
-  for (const f of toolkit) if (outcomes.get(f.dest) === "kept") console.log(`    kept as is (differs from this version, not overwritten): ${f.dest}`);
+  for (const f of toolkit)
+    if (outcomes.get(f.dest) === "kept")
+      console.log(`    kept as is (differs from this version, not overwritten): ${f.dest}`);
   for (const f of planned.filter((p) => p.group !== "toolkit")) {
     const outcome = outcomes.get(f.dest)!;
     const note = outcome === "kept" ? " (exists and differs: not overwritten)" : "";
@@ -83,7 +99,8 @@ function reportFiles(planned: PlannedFile[], outcomes: Map<string, FileOutcome>,
 function reportConfig(changes: ConfigChange[], dryRun: boolean) {
   console.log(`\nConfig`);
   for (const c of changes) {
-    const verb = c.outcome === "manual" ? "TO DO" : dryRun && c.outcome !== "unchanged" ? `would be ${c.outcome}` : c.outcome;
+    const verb =
+      c.outcome === "manual" ? "TO DO" : dryRun && c.outcome !== "unchanged" ? `would be ${c.outcome}` : c.outcome;
     console.log(`  ${c.file.padEnd(16)} ${verb}: ${c.note}`);
   }
 }
@@ -111,9 +128,18 @@ function main() {
   reportConfig(changes, dryRun);
 
   const steps: string[] = [];
-  if (deps.install.length > 0) steps.push(`Install the runtime packages (the versions this toolkit is tested with):\n     npm install ${deps.install.join(" ")}`);
-  if (deps.installDev.length > 0) steps.push(`Install their types (the copied code is TypeScript):\n     npm install -D ${deps.installDev.join(" ")}`);
-  if (!typescript) steps.push("The toolkit is TypeScript: install typescript and add a tsconfig.json (next build writes one when typescript is installed).");
+  if (deps.install.length > 0)
+    steps.push(
+      `Install the runtime packages (the versions this toolkit is tested with):\n     npm install ${deps.install.join(" ")}`,
+    );
+  if (deps.installDev.length > 0)
+    steps.push(
+      `Install their types (the copied code is TypeScript):\n     npm install -D ${deps.installDev.join(" ")}`,
+    );
+  if (!typescript)
+    steps.push(
+      "The toolkit is TypeScript: install typescript and add a tsconfig.json (next build writes one when typescript is installed).",
+    );
   for (const warning of deps.warnings) steps.push(`Check: ${warning}`);
   const signal = `whsec_${randomBytes(32).toString("base64")}`;
   steps.push(
@@ -145,7 +171,7 @@ function main() {
     ].join("\n"),
   );
   console.log(`\nNext steps`);
-  steps.forEach((step, i) => console.log(`  ${i + 1}. ${step}`));
+  for (const [i, step] of steps.entries()) console.log(`  ${i + 1}. ${step}`);
 }
 
 main();

@@ -9,7 +9,17 @@ import { heading as title, ms, perSecond, ratio, table } from "./bench/report";
 import { profileRun, roundTrips } from "./bench/round-trips";
 import { startToCompletion } from "./bench/start-latency";
 import type { CpuSpent } from "./bench/cpu";
-import { drainOnPGlite, drainOnServer, protocolLoop, rawLoop, STEPS_PER_RUN, threeSteps, type Drain, type Raw, type StatementTimes } from "./bench/throughput";
+import {
+  drainOnPGlite,
+  drainOnServer,
+  protocolLoop,
+  rawLoop,
+  STEPS_PER_RUN,
+  threeSteps,
+  type Drain,
+  type Raw,
+  type StatementTimes,
+} from "./bench/throughput";
 
 const RUNS = 2_000;
 const LOOPS = 8;
@@ -32,12 +42,19 @@ try {
     ["machine", ""],
     ["cores", `${m.cores} × ${m.cpu}`],
     ["node", m.node],
-    ["PostgreSQL", `${m.postgres} (${Object.entries(m.settings).map(([k, v]) => `${k}=${v}`).join(", ")})`],
+    [
+      "PostgreSQL",
+      `${m.postgres} (${Object.entries(m.settings)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ")})`,
+    ],
     ["PGlite", `${m.pglite} (in-memory)`],
     ["load average", `${m.load} (1, 5, 15 min)`],
   ]);
   if (Number(m.load.split(" ")[0]) > m.cores / 2) {
-    console.log(`\n  note: the machine is busy (load ${m.load.split(" ")[0]} on ${m.cores} cores): absolute figures are noisy; ratios less so.`);
+    console.log(
+      `\n  note: the machine is busy (load ${m.load.split(" ")[0]} on ${m.cores} cores): absolute figures are noisy; ratios less so.`,
+    );
   }
 
   // ── 1. Round trips ─────────────────────────────────────────────────────────────────────────
@@ -55,7 +72,12 @@ try {
     ["sleep suspension", "1", c("pglite", "sleep suspension"), c("postgres", "sleep suspension")],
     ["claim after the sleep (+ receipts)", "1", c("pglite", "wake claim"), c("postgres", "wake claim")],
     ["completion", "1", c("pglite", "completion"), c("postgres", "completion")],
-    ["a tick's last claim, finding nothing (2 ticks)", "1 per tick", c("pglite", "empty claim"), c("postgres", "empty claim")],
+    [
+      "a tick's last claim, finding nothing (2 ticks)",
+      "1 per tick",
+      c("pglite", "empty claim"),
+      c("postgres", "empty claim"),
+    ],
   ]);
   const replays = {
     on: { pglite: await claimsPerRun("pglite", "5s"), postgres: await claimsPerRun("postgres", "5s") },
@@ -87,34 +109,106 @@ try {
   const lite = await drainOnPGlite(RUNS);
   raws.push(await rawLoop(RAW_STEPS, 1));
   const bracket = (i: number) => (raws[i]!.stepsPerSecond + raws[i + 1]!.stepsPerSecond) / 2;
-  heading(`2. Throughput: ${RUNS.toLocaleString("en-US")} runs × ${STEPS_PER_RUN} steps (run, tx with one insert, value) = ${steps.toLocaleString("en-US")} steps, drained until a tick claims nothing`);
+  heading(
+    `2. Throughput: ${RUNS.toLocaleString("en-US")} runs × ${STEPS_PER_RUN} steps (run, tx with one insert, value) = ${steps.toLocaleString("en-US")} steps, drained until a tick claims nothing`,
+  );
   const commits = (profile.commits / STEPS_PER_RUN).toFixed(2);
-  const cpuPerStep = (cpu: CpuSpent, n: number) => [`${((cpu.node * 1000) / n).toFixed(0)} µs`, cpu.server === null ? "-" : `${((cpu.server * 1000) / n).toFixed(0)} µs`];
-  const row = (label: string, runsPerSecond: number | null, stepsPerSecond: number, reference: number, pool: string, commitsPerStep: string, cpu: string[], seconds: number): string[] =>
-    [label, runsPerSecond === null ? "-" : perSecond(runsPerSecond), perSecond(stepsPerSecond), perSecond(reference), ratio(stepsPerSecond / reference), pool, commitsPerStep, ...cpu, `${seconds.toFixed(1)} s`];
+  const cpuPerStep = (cpu: CpuSpent, n: number) => [
+    `${((cpu.node * 1000) / n).toFixed(0)} µs`,
+    cpu.server === null ? "-" : `${((cpu.server * 1000) / n).toFixed(0)} µs`,
+  ];
+  const row = (
+    label: string,
+    runsPerSecond: number | null,
+    stepsPerSecond: number,
+    reference: number,
+    pool: string,
+    commitsPerStep: string,
+    cpu: string[],
+    seconds: number,
+  ): string[] => [
+    label,
+    runsPerSecond === null ? "-" : perSecond(runsPerSecond),
+    perSecond(stepsPerSecond),
+    perSecond(reference),
+    ratio(stepsPerSecond / reference),
+    pool,
+    commitsPerStep,
+    ...cpu,
+    `${seconds.toFixed(1)} s`,
+  ];
   const drain = (label: string, d: Drain, reference: number, pool: string, commitsPerStep: string) =>
-    row(label, d.runsPerSecond, d.stepsPerSecond, reference, pool, commitsPerStep, cpuPerStep(d.cpu, d.steps), d.seconds);
+    row(
+      label,
+      d.runsPerSecond,
+      d.stepsPerSecond,
+      reference,
+      pool,
+      commitsPerStep,
+      cpuPerStep(d.cpu, d.steps),
+      d.seconds,
+    );
   table([
-    ["loop", "runs/s", "steps/s", "raw 1-conn ref", "vs raw 1 conn", `vs raw ${LOOPS} on pool`, "commits/step", "node CPU/step", "server CPU/step", "time"],
+    [
+      "loop",
+      "runs/s",
+      "steps/s",
+      "raw 1-conn ref",
+      "vs raw 1 conn",
+      `vs raw ${LOOPS} on pool`,
+      "commits/step",
+      "node CPU/step",
+      "server CPU/step",
+      "time",
+    ],
     drain("durable, pg, 1 tick loop (pool of 2)", one, bracket(0), "-", commits),
-    drain(`durable, pg, ${LOOPS} tick loops (${LOOPS} × createDurable, pool of 2)`, eight, bracket(2), ratio(eight.stepsPerSecond / rawPool.stepsPerSecond), commits),
+    drain(
+      `durable, pg, ${LOOPS} tick loops (${LOOPS} × createDurable, pool of 2)`,
+      eight,
+      bracket(2),
+      ratio(eight.stepsPerSecond / rawPool.stepsPerSecond),
+      commits,
+    ),
     drain("durable, PGlite, 1 tick loop (serialised: 1 session)", lite, bracket(3), "-", "-"),
-    row(`raw pg, ${LOOPS} loops on a pg pool of ${LOOPS}`, null, rawPool.stepsPerSecond, bracket(2), ratio(1), "1", cpuPerStep(rawPool.cpu, rawPool.transactions), rawPool.seconds),
-    drain(`engine's SQL by hand, 1 pg conn (${PROTOCOL_RUNS.toLocaleString("en-US")} runs, no engine JS)`, protocol, bracket(1), "-", commits),
+    row(
+      `raw pg, ${LOOPS} loops on a pg pool of ${LOOPS}`,
+      null,
+      rawPool.stepsPerSecond,
+      bracket(2),
+      ratio(1),
+      "1",
+      cpuPerStep(rawPool.cpu, rawPool.transactions),
+      rawPool.seconds,
+    ),
+    drain(
+      `engine's SQL by hand, 1 pg conn (${PROTOCOL_RUNS.toLocaleString("en-US")} runs, no engine JS)`,
+      protocol,
+      bracket(1),
+      "-",
+      commits,
+    ),
   ]);
   console.log(`
   raw = begin; insert; commit per step. "raw 1-conn ref": the mean of the raw 1-connection loops run just before and
   just after that row (${RAW_STEPS.toLocaleString("en-US")} steps each), so a load change on the machine hits a figure and its reference alike:
     ${raws.map((r) => perSecond(r.stepsPerSecond)).join(", ")}; CPU/step node ${cpuPerStep(raws[0]!.cpu, RAW_STEPS).join(", server ")}; 1 commit/step.
   claims for ${RUNS.toLocaleString("en-US")} runs (given back unfinished at the end of a tick's budget, then claimed again):
-    ${[[`1 loop`, one], [`${LOOPS} loops`, eight], ["PGlite", lite]].map(([label, d]) => `${label}: ${(d as Drain).claims} (${(d as Drain).yielded} given back)`).join("; ")}.
+    ${[
+      [`1 loop`, one],
+      [`${LOOPS} loops`, eight],
+      ["PGlite", lite],
+    ]
+      .map(([label, d]) => `${label}: ${(d as Drain).claims} (${(d as Drain).yielded} given back)`)
+      .join("; ")}.
   sessions waiting on a lock during the ${LOOPS}-loop drain (pg_stat_activity, ${eight.lockWaits!.samples} samples): mean ${eight.lockWaits!.mean.toFixed(2)}, max ${eight.lockWaits!.max}.
   statements per run, traced at the driver: ${profile.statements}, of which ${profile.commits} commit (the raw loop: ${3 * STEPS_PER_RUN} and ${STEPS_PER_RUN} per ${STEPS_PER_RUN} steps):
     ${profile.sequence.join(" → ")}
   CPU/step: this process (all ${LOOPS} tick loops share its one JS thread; on PGlite it includes the database) and the
   server backends of the measured database (from /proc; "-" when not on this machine).`);
 
-  heading("   Where a run's time goes: the 1-loop drain on PostgreSQL, statement by statement (send to next send, so it includes\n   the JavaScript after each result; sums to the wall time), next to the raw 1-connection loop before it");
+  heading(
+    "   Where a run's time goes: the 1-loop drain on PostgreSQL, statement by statement (send to next send, so it includes\n   the JavaScript after each result; sums to the wall time), next to the raw 1-connection loop before it",
+  );
   const perRun = (times: StatementTimes, units: number) => {
     const rows: string[][] = [];
     let total = 0;
@@ -130,24 +224,44 @@ try {
   table([
     ["statement", "per run", "each", "per run"],
     ...engineTimes.rows,
-    ["total (wall per run: " + ms((one.seconds * 1000) / RUNS) + ")", "", "", ms(engineTimes.total)],
+    [`total (wall per run: ${ms((one.seconds * 1000) / RUNS)})`, "", "", ms(engineTimes.total)],
     ["raw loop, per 3 steps:", "", "", ""],
     ...rawTimes.rows,
-    ["total (wall per 3 steps: " + ms((raws[0]!.seconds * 1000 * STEPS_PER_RUN) / RAW_STEPS) + ")", "", "", ms(rawTimes.total)],
+    [
+      `total (wall per 3 steps: ${ms((raws[0]!.seconds * 1000 * STEPS_PER_RUN) / RAW_STEPS)})`,
+      "",
+      "",
+      ms(rawTimes.total),
+    ],
   ]);
   if (one.functions?.length) {
-    heading("   Server time inside the engine's SQL functions during the 1-loop drain (pg_stat_user_functions, track_functions = pl)");
+    heading(
+      "   Server time inside the engine's SQL functions during the 1-loop drain (pg_stat_user_functions, track_functions = pl)",
+    );
     table([
       ["function", "calls", "per run", "ms per call", "ms per run"],
-      ...one.functions.map((f) => [f.name, String(f.calls), (f.calls / RUNS).toFixed(2), (f.totalMs / f.calls).toFixed(3), (f.totalMs / RUNS).toFixed(3)]),
+      ...one.functions.map((f) => [
+        f.name,
+        String(f.calls),
+        (f.calls / RUNS).toFixed(2),
+        (f.totalMs / f.calls).toFixed(3),
+        (f.totalMs / RUNS).toFixed(3),
+      ]),
       ["total", "", "", "", (one.functions.reduce((a, f) => a + f.totalMs, 0) / RUNS).toFixed(3)],
     ]);
-    console.log("\n  (the rest of a statement's time: the round trip, parse/plan, the commit and its WAL flush, the driver)");
+    console.log(
+      "\n  (the rest of a statement's time: the round trip, parse/plan, the commit and its WAL flush, the driver)",
+    );
   }
 
   // ── 3. Start-to-completion latency ─────────────────────────────────────────────────────────
-  const latency = { postgres: await startToCompletion("postgres", LATENCY_SAMPLES), pglite: await startToCompletion("pglite", LATENCY_SAMPLES) };
-  heading(`3. Latency from start to completion of one 3-step run (start, then advance(id) at once; ${LATENCY_SAMPLES} samples, one at a time)`);
+  const latency = {
+    postgres: await startToCompletion("postgres", LATENCY_SAMPLES),
+    pglite: await startToCompletion("pglite", LATENCY_SAMPLES),
+  };
+  heading(
+    `3. Latency from start to completion of one 3-step run (start, then advance(id) at once; ${LATENCY_SAMPLES} samples, one at a time)`,
+  );
   table([
     ["database", "p50", "p99", "mean"],
     ["PostgreSQL (pg)", ms(latency.postgres.p50), ms(latency.postgres.p99), ms(latency.postgres.mean)],
@@ -156,19 +270,32 @@ try {
 
   // ── 4. Claim latency with 1,000,000 finished runs ──────────────────────────────────────────
   const claims = await claimLatency(CLAIM_SAMPLES, FINISHED_RUNS);
-  heading(`4. Claim latency: select durable_claim_run(...) round trip, ${CLAIM_SAMPLES} claims of freshly started due runs (PostgreSQL)`);
+  heading(
+    `4. Claim latency: select durable_claim_run(...) round trip, ${CLAIM_SAMPLES} claims of freshly started due runs (PostgreSQL)`,
+  );
   table([
     ["durable_runs", "p50", "p99"],
     ["empty", ms(claims.empty.p50), ms(claims.empty.p99)],
-    [`${FINISHED_RUNS.toLocaleString("en-US")} completed runs (inserted + analyzed in ${claims.fillSeconds.toFixed(1)} s)`, ms(claims.full.p50), ms(claims.full.p99)],
+    [
+      `${FINISHED_RUNS.toLocaleString("en-US")} completed runs (inserted + analyzed in ${claims.fillSeconds.toFixed(1)} s)`,
+      ms(claims.full.p50),
+      ms(claims.full.p99),
+    ],
     ["ratio (target: within 2×)", ratio(claims.full.p50 / claims.empty.p50), ratio(claims.full.p99 / claims.empty.p99)],
   ]);
-  const usesIndex = (plan: string[]) => plan.some((l) => l.includes("durable_runs_due")) && !plan.some((l) => /Seq Scan/.test(l));
-  console.log(`\n  EXPLAIN (ANALYZE, BUFFERS) of the claim's pick query (from durable_claim_run, literal values), ${FINISHED_RUNS.toLocaleString("en-US")} finished runs:\n`);
+  const usesIndex = (plan: string[]) =>
+    plan.some((l) => l.includes("durable_runs_due")) && !plan.some((l) => /Seq Scan/.test(l));
+  console.log(
+    `\n  EXPLAIN (ANALYZE, BUFFERS) of the claim's pick query (from durable_claim_run, literal values), ${FINISHED_RUNS.toLocaleString("en-US")} finished runs:\n`,
+  );
   for (const line of claims.plan) console.log(`    ${line}`);
-  console.log(`\n  partial index durable_runs_due used: ${usesIndex(claims.plan) ? "yes" : "NO"}; in the generic plan plpgsql may cache: ${usesIndex(claims.genericPlan) ? "yes" : "NO"} (${claims.genericPlan.find((l) => l.includes("Scan"))?.trim()})`);
+  console.log(
+    `\n  partial index durable_runs_due used: ${usesIndex(claims.plan) ? "yes" : "NO"}; in the generic plan plpgsql may cache: ${usesIndex(claims.genericPlan) ? "yes" : "NO"} (${claims.genericPlan.find((l) => l.includes("Scan"))?.trim()})`,
+  );
   const worst = Math.max(claims.full.p50 / claims.empty.p50, 0);
-  console.log(`  median claim with ${FINISHED_RUNS.toLocaleString("en-US")} finished runs is ${ratio(worst)} the empty table: ${worst <= 2 ? "within" : "OUTSIDE"} the 2× target.`);
+  console.log(
+    `  median claim with ${FINISHED_RUNS.toLocaleString("en-US")} finished runs is ${ratio(worst)} the empty table: ${worst <= 2 ? "within" : "OUTSIDE"} the 2× target.`,
+  );
 } finally {
   await dropCreatedDatabases();
 }

@@ -24,9 +24,15 @@ for (const [key, scenario] of SCENARIOS) {
   const found = result.problems.length + invariants.reduce((sum, inv) => sum + inv.violations.length, 0);
   violations += found;
   console.log(`scenario ${result.id}: ${result.name} (${seconds} s)`);
-  console.log(`  ${Object.entries(result.counts).map(([k, v]) => `${k} ${v}`).join(" · ")}`);
+  console.log(
+    `  ${Object.entries(result.counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(" · ")}`,
+  );
   for (const inv of invariants) {
-    console.log(`  ${inv.id.padEnd(4)} ${inv.name.padEnd(62)} checked ${String(inv.checked).padStart(6)}  violations ${inv.violations.length}`);
+    console.log(
+      `  ${inv.id.padEnd(4)} ${inv.name.padEnd(62)} checked ${String(inv.checked).padStart(6)}  violations ${inv.violations.length}`,
+    );
     for (const v of inv.violations) console.log(`       ✗ ${v}`);
   }
   for (const problem of result.problems) console.log(`  ✗ ${problem}`);

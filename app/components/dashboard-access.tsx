@@ -17,12 +17,13 @@ export function DashboardOff() {
     <section className="panel notice">
       <h1>The dashboard is off</h1>
       <p>
-        Its pages and buttons act as the admin: they start, signal, cancel and retry any run. In production they
-        stay off until you put the deployment behind access control (for example Vercel Deployment Protection) and
-        set <code>DURABLE_DASHBOARD=on</code>.
+        Its pages and buttons act as the admin: they start, signal, cancel and retry any run. In production they stay
+        off until you put the deployment behind access control (for example Vercel Deployment Protection) and set{" "}
+        <code>DURABLE_DASHBOARD=on</code>.
       </p>
       <p>
-        The API is on either way: <code>/api/durable/runs</code> with <code>Authorization: Bearer $DURABLE_SECRET</code>.
+        The API is on either way: <code>/api/durable/runs</code> with <code>Authorization: Bearer $DURABLE_SECRET</code>
+        .
       </p>
     </section>
   );

@@ -36,11 +36,16 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
   let controls: ReactNode = null;
 
   if (run.status === "pending") {
-    text = <>Due now: the next invocation claims it (a status poll from this page, a start, a signal or the cron tick).</>;
+    text = (
+      <>Due now: the next invocation claims it (a status poll from this page, a start, a signal or the cron tick).</>
+    );
   } else if (run.status === "running") {
     const retrying = run.steps.find((s) => s.status === "waiting" && s.error && (s.kind === "run" || s.kind === "tx"));
     text = retrying ? (
-      <>Running: <code>{retrying.id}</code> failed and is retried in this invocation (attempt {retrying.attempt + 1} next, same external key).</>
+      <>
+        Running: <code>{retrying.id}</code> failed and is retried in this invocation (attempt {retrying.attempt + 1}{" "}
+        next, same external key).
+      </>
     ) : (
       <>Running: an invocation holds its lease and is executing steps.</>
     );
@@ -48,17 +53,28 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
     text = (
       <>
         Waiting for the signal <code>{wait.name}</code>
-        {run.wakeAt ? <> until {formatTimestamp(run.wakeAt)}{when ? <> ({when})</> : null}; then it times out</> : null}.
-        No process holds the run meanwhile; a webhook to <code>POST /api/durable/signal</code> wakes it.
+        {run.wakeAt ? (
+          <>
+            {" "}
+            until {formatTimestamp(run.wakeAt)}
+            {when ? <> ({when})</> : null}; then it times out
+          </>
+        ) : null}
+        . No process holds the run meanwhile; a webhook to <code>POST /api/durable/signal</code> wakes it.
       </>
     );
     if (wait.name === "decision") {
       controls = (
         <div className="button-row">
-          <button className="button button-primary" disabled={pending} onClick={() => act(() => decide(run.id, true))}>
+          <button
+            type="button"
+            className="button button-primary"
+            disabled={pending}
+            onClick={() => act(() => decide(run.id, true))}
+          >
             Approve
           </button>
-          <button className="button" disabled={pending} onClick={() => act(() => decide(run.id, false))}>
+          <button type="button" className="button" disabled={pending} onClick={() => act(() => decide(run.id, false))}>
             Reject
           </button>
         </div>
@@ -66,18 +82,43 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
     } else if (wait.name === "payment.settled") {
       controls = (
         <div className="button-row">
-          <button className="button button-primary" disabled={pending} onClick={() => act(() => settlePayment(run.id))}>
+          <button
+            type="button"
+            className="button button-primary"
+            disabled={pending}
+            onClick={() => act(() => settlePayment(run.id))}
+          >
             Settle at the payment provider (sends the webhook)
           </button>
         </div>
       );
     }
   } else if (wait?.kind === "sleep") {
-    text = <>Sleeping in <code>{wait.name}</code>{run.wakeAt ? <> until {formatTimestamp(run.wakeAt)}{when ? <> ({when})</> : null}</> : null}.</>;
+    text = (
+      <>
+        Sleeping in <code>{wait.name}</code>
+        {run.wakeAt ? (
+          <>
+            {" "}
+            until {formatTimestamp(run.wakeAt)}
+            {when ? <> ({when})</> : null}
+          </>
+        ) : null}
+        .
+      </>
+    );
   } else if (wait?.kind === "poll") {
-    text = <>Polling <code>{wait.name}</code> until it is ready{when ? <>; next poll {when}</> : null}.</>;
+    text = (
+      <>
+        Polling <code>{wait.name}</code> until it is ready{when ? <>; next poll {when}</> : null}.
+      </>
+    );
   } else if (wait?.kind === "retry") {
-    text = <>Step <code>{wait.name}</code> failed; it retries{when ? <> {when}</> : null}, with the same external key.</>;
+    text = (
+      <>
+        Step <code>{wait.name}</code> failed; it retries{when ? <> {when}</> : null}, with the same external key.
+      </>
+    );
   } else {
     return null;
   }
@@ -101,15 +142,22 @@ export function RunActions({ run, onChange }: { run: RunStatus; onChange: () => 
       <h2>Actions</h2>
       <div className="button-row">
         <button
+          type="button"
           className="button button-danger"
           disabled={pending || terminal}
           onClick={() => {
-            if (window.confirm(`Cancel run ${run.id}? Its steps stop at their next write.`)) act(() => cancelRun(run.id));
+            if (window.confirm(`Cancel run ${run.id}? Its steps stop at their next write.`))
+              act(() => cancelRun(run.id));
           }}
         >
           Cancel run
         </button>
-        <button className="button" disabled={pending || run.status !== "failed"} onClick={() => act(() => retryRun(run.id))}>
+        <button
+          type="button"
+          className="button"
+          disabled={pending || run.status !== "failed"}
+          onClick={() => act(() => retryRun(run.id))}
+        >
           Retry
         </button>
       </div>
@@ -124,4 +172,3 @@ export function RunActions({ run, onChange }: { run: RunStatus; onChange: () => 
     </section>
   );
 }
-

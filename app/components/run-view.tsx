@@ -97,7 +97,9 @@ export function RunView({ initial, token, title, demo, details }: RunViewProps) 
           <span className={`stat-value live ${terminal ? "live-off" : error ? "live-error" : "live-on"}`}>
             {terminal ? "Finished" : error ? "Reconnecting" : "Live"}
           </span>
-          <span className="stat-note">{terminal ? "polling stopped" : error ? error.message : "polling the status route"}</span>
+          <span className="stat-note">
+            {terminal ? "polling stopped" : error ? error.message : "polling the status route"}
+          </span>
         </div>
       </section>
 
@@ -112,7 +114,11 @@ export function RunView({ initial, token, title, demo, details }: RunViewProps) 
       {run.warnings.length > 0 ? (
         <section className="panel warning-panel">
           <h2>Warnings</h2>
-          <ul>{run.warnings.map((w) => <li key={w}>{w}</li>)}</ul>
+          <ul>
+            {run.warnings.map((w) => (
+              <li key={w}>{w}</li>
+            ))}
+          </ul>
         </section>
       ) : null}
 
@@ -128,14 +134,20 @@ export function RunView({ initial, token, title, demo, details }: RunViewProps) 
           {run.status === "completed" ? (
             <section className="panel">
               <h2>Output</h2>
-              <pre className="json" data-testid="output">{JSON.stringify(run.output, null, 2)}</pre>
+              <pre className="json" data-testid="output">
+                {JSON.stringify(run.output, null, 2)}
+              </pre>
             </section>
           ) : null}
           {details}
           {demo ? (
             <section className="panel">
               <h2>What this shows</h2>
-              <ul className="checks">{demo.shows.map((line) => <li key={line}>{line}</li>)}</ul>
+              <ul className="checks">
+                {demo.shows.map((line) => (
+                  <li key={line}>{line}</li>
+                ))}
+              </ul>
             </section>
           ) : null}
         </aside>

@@ -3,7 +3,13 @@ import type { ReactNode } from "react";
 import { useFormStatus } from "react-dom";
 
 /** A form's submit button that says what it is doing while the server action runs. */
-export function SubmitButton({ children, pendingLabel, className = "button", name, value }: {
+export function SubmitButton({
+  children,
+  pendingLabel,
+  className = "button",
+  name,
+  value,
+}: {
   children: ReactNode;
   pendingLabel: string;
   className?: string;

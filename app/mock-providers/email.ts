@@ -1,6 +1,14 @@
 import { sql } from "kysely";
 import { providerDb } from "./db";
-import { earlierRequests, failAsPlanned, latency, logRequest, MockProviderError, plannedFailures, providerId } from "./simulate";
+import {
+  earlierRequests,
+  failAsPlanned,
+  latency,
+  logRequest,
+  MockProviderError,
+  plannedFailures,
+  providerId,
+} from "./simulate";
 
 /**
  * A flaky mock email API: it rate-limits (429 with a retry-after), has outages (503), and sometimes
@@ -34,7 +42,11 @@ export async function sendEmail(request: EmailRequest): Promise<{ messageId: str
     if (failure === 0) return failAsPlanned(entry, new RateLimitedError(1500));
     if (failure === 1) return failAsPlanned(entry, new MockProviderError(503, "upstream mail server unavailable"));
     await insertOnce(request);
-    return failAsPlanned(entry, new MockProviderError(502, "bad gateway (the message was accepted; the response was lost)"), "lost_response");
+    return failAsPlanned(
+      entry,
+      new MockProviderError(502, "bad gateway (the message was accepted; the response was lost)"),
+      "lost_response",
+    );
   }
   const { id, created } = await insertOnce(request);
   await logRequest({ ...entry, outcome: created ? "created" : "deduped", detail: `${id} to ${request.to}` });

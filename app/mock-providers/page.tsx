@@ -25,7 +25,8 @@ export default async function MockProvidersPage() {
   if (!dashboardEnabled()) return <DashboardOff />;
   await getDurable(); // opens the database the providers keep their state in
   const [totals, counts, recent] = await Promise.all([providerTotals(), requestCounts(), recentRequests(40)]);
-  const of = (provider: string, operation: string, outcome?: string | string[]) => sumOf(counts, { provider, operation, ...(outcome ? { outcome } : {}) });
+  const of = (provider: string, operation: string, outcome?: string | string[]) =>
+    sumOf(counts, { provider, operation, ...(outcome ? { outcome } : {}) });
 
   const cards = [
     {
@@ -36,7 +37,10 @@ export default async function MockProvidersPage() {
         ["refunds", totals.refunds],
         ["requests", of("payments", "charge") + of("payments", "refund")],
         ["duplicate requests deduped", of("payments", "charge", "deduped") + of("payments", "refund", "deduped")],
-        ["timeouts after the money moved", of("payments", "charge", "lost_response") + of("payments", "refund", "lost_response")],
+        [
+          "timeouts after the money moved",
+          of("payments", "charge", "lost_response") + of("payments", "refund", "lost_response"),
+        ],
         ["webhooks delivered", totals.webhooks.delivered],
         ["webhook repeats ignored", totals.webhooks.duplicate],
       ],
@@ -115,12 +119,24 @@ export default async function MockProvidersPage() {
                     <td className="nowrap">{formatClock(r.at)}</td>
                     <td>{r.provider}</td>
                     <td>{r.operation}</td>
-                    <td>{r.idempotencyKey ? <code className="key">{r.idempotencyKey}</code> : <span className="muted">—</span>}</td>
+                    <td>
+                      {r.idempotencyKey ? (
+                        <code className="key">{r.idempotencyKey}</code>
+                      ) : (
+                        <span className="muted">—</span>
+                      )}
+                    </td>
                     <td>
                       <span className={`outcome outcome-${r.outcome}`}>{OUTCOME_LABELS[r.outcome] ?? r.outcome}</span>
                       {r.detail ? <div className="muted small">{r.detail}</div> : null}
                     </td>
-                    <td>{r.runId ? <Link href={`/runs/${encodeURIComponent(r.runId)}`}><code>{r.runId}</code></Link> : null}</td>
+                    <td>
+                      {r.runId ? (
+                        <Link href={`/runs/${encodeURIComponent(r.runId)}`}>
+                          <code>{r.runId}</code>
+                        </Link>
+                      ) : null}
+                    </td>
                   </tr>
                 ))}
               </tbody>

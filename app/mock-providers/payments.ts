@@ -1,7 +1,15 @@
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import { providerDb } from "./db";
-import { earlierRequests, failAsPlanned, latency, logRequest, MockProviderError, plannedFailures, providerId } from "./simulate";
+import {
+  earlierRequests,
+  failAsPlanned,
+  latency,
+  logRequest,
+  MockProviderError,
+  plannedFailures,
+  providerId,
+} from "./simulate";
 
 /**
  * A mock payment provider in the style of Stripe: charges and refunds take an idempotency key, a
@@ -39,7 +47,10 @@ const toPayment = (row: any): Payment => ({
 });
 
 /** Insert-if-absent on the idempotency key, then read back: the first request's result wins. */
-async function createOnce(kind: Payment["kind"], request: PaymentRequest): Promise<{ payment: Payment; created: boolean }> {
+async function createOnce(
+  kind: Payment["kind"],
+  request: PaymentRequest,
+): Promise<{ payment: Payment; created: boolean }> {
   const id = providerId(kind === "charge" ? "ch" : "re");
   const { rows } = await sql<any>`
     with inserted as (
@@ -63,15 +74,27 @@ async function pay(kind: Payment["kind"], request: PaymentRequest, maxFailures: 
     if (before === 0) {
       // The money moves, then the connection drops: the caller sees a timeout and must retry.
       await createOnce(kind, request);
-      return failAsPlanned(entry, new MockProviderError(504, "gateway timeout (the payment went through; the response was lost)"), "lost_response");
+      return failAsPlanned(
+        entry,
+        new MockProviderError(504, "gateway timeout (the payment went through; the response was lost)"),
+        "lost_response",
+      );
     }
     return failAsPlanned(entry, new MockProviderError(503, "payment network unavailable, try again"));
   }
   const { payment, created } = await createOnce(kind, request);
   if (!created && (payment.amountCents !== request.amountCents || payment.reference !== request.reference)) {
-    return failAsPlanned(entry, new MockProviderError(422, "idempotency key reused with different parameters", false), "failed");
+    return failAsPlanned(
+      entry,
+      new MockProviderError(422, "idempotency key reused with different parameters", false),
+      "failed",
+    );
   }
-  await logRequest({ ...entry, outcome: created ? "created" : "deduped", detail: `${payment.id} ${formatMoney(payment.amountCents, payment.currency)}` });
+  await logRequest({
+    ...entry,
+    outcome: created ? "created" : "deduped",
+    detail: `${payment.id} ${formatMoney(payment.amountCents, payment.currency)}`,
+  });
   return payment;
 }
 
@@ -101,11 +124,13 @@ export async function settle(
   const settled = rows[0];
   if (!settled) throw new MockProviderError(404, "the provider has no charge for this run yet", false);
   // One event, one id: a redelivery (or a second click) carries the same webhook id.
-  const webhookId = "msg_" + createHash("sha256").update(`${settled.id}\u0000payment.settled`).digest("hex").slice(0, 24);
+  const webhookId = `msg_${createHash("sha256").update(`${settled.id}\u0000payment.settled`).digest("hex").slice(0, 24)}`;
   const outcomes: DeliveryOutcome[] = [];
   for (let delivery = 0; delivery < 2; delivery++) {
     const outcome = await deliver(webhookId, { chargeId: settled.id, amountCents: settled.amount_cents });
-    await sql`insert into mock_webhook_deliveries (webhook_id, run_id, event, outcome) values (${webhookId}, ${runId}, 'payment.settled', ${outcome})`.execute(db);
+    await sql`insert into mock_webhook_deliveries (webhook_id, run_id, event, outcome) values (${webhookId}, ${runId}, 'payment.settled', ${outcome})`.execute(
+      db,
+    );
     outcomes.push(outcome);
   }
   return outcomes;

@@ -16,7 +16,11 @@ export type RequestOutcome = "created" | "deduped" | "failed" | "lost_response" 
 
 /** An error as an HTTP client would raise it: a status and whether a retry may help. */
 export class MockProviderError extends Error {
-  constructor(readonly status: number, message: string, readonly transient = status >= 500 || status === 429) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly transient = status >= 500 || status === 429,
+  ) {
     super(`${status} ${message}`);
     this.name = "MockProviderError";
   }
@@ -53,7 +57,9 @@ export async function logRequest(entry: {
 }): Promise<void> {
   await sql`
     insert into mock_provider_requests (provider, operation, idempotency_key, run_id, outcome, detail)
-    values (${entry.provider}, ${entry.operation}, ${entry.key}, ${entry.runId}, ${entry.outcome}, ${entry.detail ?? null})`.execute(providerDb());
+    values (${entry.provider}, ${entry.operation}, ${entry.key}, ${entry.runId}, ${entry.outcome}, ${entry.detail ?? null})`.execute(
+    providerDb(),
+  );
 }
 
 /** Fails the request as planned for its key: logs it, then throws what a client would see. */

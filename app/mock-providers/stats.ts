@@ -78,10 +78,17 @@ export async function providerTotals(): Promise<ProviderTotals> {
 }
 
 /** Sums `counts` matching provider / operation / outcome (any of them when omitted). */
-export function sumOf(counts: RequestCount[], match: Partial<Pick<RequestCount, "provider" | "operation">> & { outcome?: string | string[] }): number {
+export function sumOf(
+  counts: RequestCount[],
+  match: Partial<Pick<RequestCount, "provider" | "operation">> & { outcome?: string | string[] },
+): number {
   const outcomes = match.outcome === undefined ? null : [match.outcome].flat();
   return counts
-    .filter((c) => (match.provider === undefined || c.provider === match.provider) && (match.operation === undefined || c.operation === match.operation))
+    .filter(
+      (c) =>
+        (match.provider === undefined || c.provider === match.provider) &&
+        (match.operation === undefined || c.operation === match.operation),
+    )
     .filter((c) => outcomes === null || outcomes.includes(c.outcome))
     .reduce((sum, c) => sum + c.count, 0);
 }

@@ -33,7 +33,8 @@ export const demos: DemoInfo[] = [
     workflow: "plan-approval",
     cta: "Start approval",
     title: "Approval",
-    summary: "A refund plan frozen at start; a person approves it (7-day timeout); one receipt per refund as it executes.",
+    summary:
+      "A refund plan frozen at start; a person approves it (7-day timeout); one receipt per refund as it executes.",
     shows: [
       "The plan is journaled with step.value: the run executes exactly what was approved",
       "Waiting for a person costs nothing: no process holds the run, only its row",
@@ -45,7 +46,8 @@ export const demos: DemoInfo[] = [
     workflow: "outbox-delivery",
     cta: "Start outbox delivery",
     title: "Outbox delivery",
-    summary: "Queue three emails in one transaction, then send each through a flaky email API with retries and backoff.",
+    summary:
+      "Queue three emails in one transaction, then send each through a flaky email API with retries and backoff.",
     shows: [
       "Retries with exponential backoff (1 s, 2 s, 4 s…) and the provider's retry-after on 429",
       "A send that timed out after the provider accepted it is deduplicated, not mailed twice",

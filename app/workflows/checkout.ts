@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
 import { z } from "zod";
-import { defineWorkflow, FatalStepError } from "@/lib/durable";
+import { defineWorkflow, FatalStepError, type Jsonified } from "@/lib/durable";
 import { charge, formatMoney, refund } from "../mock-providers/payments";
 import { toStepError } from "./provider-errors";
 
@@ -40,16 +40,25 @@ export const checkout = defineWorkflow({
 
     const releaseStock = (id: string, status: string) =>
       ctx.step.tx(id, async (tx) => {
-        await sql`update demo_inventory set reserved = reserved - ${input.quantity} where sku = ${input.sku}`.execute(tx);
+        await sql`update demo_inventory set reserved = reserved - ${input.quantity} where sku = ${input.sku}`.execute(
+          tx,
+        );
         await sql`update demo_orders set status = ${status}, updated_at = now() where id = ${orderId}`.execute(tx);
         return { released: input.quantity };
       });
 
-    let payment;
+    let payment: Jsonified<Awaited<ReturnType<typeof charge>>>;
     try {
       payment = await ctx.step.run(
         "charge-card",
-        (s) => charge({ runId: ctx.runId, reference: orderId, amountCents: order.amountCents, currency: "EUR", idempotencyKey: s.externalKey }).catch(toStepError),
+        (s) =>
+          charge({
+            runId: ctx.runId,
+            reference: orderId,
+            amountCents: order.amountCents,
+            currency: "EUR",
+            idempotencyKey: s.externalKey,
+          }).catch(toStepError),
         retries,
       );
     } catch (error) {
@@ -62,7 +71,14 @@ export const checkout = defineWorkflow({
     if (!settled) {
       await ctx.step.run(
         "refund-charge",
-        (s) => refund({ runId: ctx.runId, reference: payment.id, amountCents: payment.amountCents, currency: "EUR", idempotencyKey: s.externalKey }).catch(toStepError),
+        (s) =>
+          refund({
+            runId: ctx.runId,
+            reference: payment.id,
+            amountCents: payment.amountCents,
+            currency: "EUR",
+            idempotencyKey: s.externalKey,
+          }).catch(toStepError),
         retries,
       );
       await releaseStock("release-stock", "cancelled");
@@ -73,7 +89,9 @@ export const checkout = defineWorkflow({
       await sql`
         update demo_inventory set on_hand = on_hand - ${input.quantity}, reserved = reserved - ${input.quantity}
         where sku = ${input.sku}`.execute(tx);
-      await sql`update demo_orders set status = 'confirmed', charge_id = ${payment.id}, updated_at = now() where id = ${orderId}`.execute(tx);
+      await sql`update demo_orders set status = 'confirmed', charge_id = ${payment.id}, updated_at = now() where id = ${orderId}`.execute(
+        tx,
+      );
       return { confirmed: orderId };
     });
     return { orderId, status: "confirmed", chargeId: payment.id, amount: formatMoney(order.amountCents) };

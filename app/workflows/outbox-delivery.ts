@@ -36,7 +36,13 @@ export const outboxDelivery = defineWorkflow({
       const message = MESSAGES.find((m) => m.key === key)!;
       const result = await ctx.step.run(
         `deliver:${key}`,
-        (s) => sendEmail({ runId: ctx.runId, to: input.email, subject: message.subject, idempotencyKey: s.externalKey }).catch(toStepError),
+        (s) =>
+          sendEmail({
+            runId: ctx.runId,
+            to: input.email,
+            subject: message.subject,
+            idempotencyKey: s.externalKey,
+          }).catch(toStepError),
         { retries: 5, retryDelay: "1s", retryBackoff: { factor: 2, maxDelay: "8s" } },
       );
       sent[key] = result.messageId;

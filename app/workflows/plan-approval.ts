@@ -4,7 +4,15 @@ import { defineWorkflow } from "@/lib/durable";
 import { formatMoney, refund } from "../mock-providers/payments";
 import { toStepError } from "./provider-errors";
 
-const CUSTOMERS = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson", "Edsger Dijkstra", "Barbara Liskov", "Donald Knuth"];
+const CUSTOMERS = [
+  "Ada Lovelace",
+  "Grace Hopper",
+  "Alan Turing",
+  "Katherine Johnson",
+  "Edsger Dijkstra",
+  "Barbara Liskov",
+  "Donald Knuth",
+];
 
 interface PlanItem {
   id: string;
@@ -20,7 +28,12 @@ function draftRefundPlan(): { items: PlanItem[]; draftedAt: string } {
   for (let i = 0; i < 3; i++) {
     const customer = pool.splice(randomInt(pool.length), 1)[0]!;
     const id = customer.toLowerCase().replace(/[^a-z]+/g, "-");
-    items.push({ id, customer, chargeRef: `ch_${randomInt(1e9).toString(36)}`, amountCents: 500 + randomInt(60) * 100 });
+    items.push({
+      id,
+      customer,
+      chargeRef: `ch_${randomInt(1e9).toString(36)}`,
+      amountCents: 500 + randomInt(60) * 100,
+    });
   }
   return { items, draftedAt: new Date().toISOString() };
 }
@@ -50,7 +63,14 @@ export const planApproval = defineWorkflow({
     for (const item of plan.items) {
       const done = await ctx.step.run(
         `refund:${item.id}`,
-        (s) => refund({ runId: ctx.runId, reference: item.chargeRef, amountCents: item.amountCents, currency: "EUR", idempotencyKey: s.externalKey }).catch(toStepError),
+        (s) =>
+          refund({
+            runId: ctx.runId,
+            reference: item.chargeRef,
+            amountCents: item.amountCents,
+            currency: "EUR",
+            idempotencyKey: s.externalKey,
+          }).catch(toStepError),
         { retries: 3, retryDelay: "500ms", retryBackoff: { factor: 2 } },
       );
       refunds.push({ customer: item.customer, amount: formatMoney(item.amountCents), refundId: done.id });

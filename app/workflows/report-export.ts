@@ -15,7 +15,10 @@ export const reportExport = defineWorkflow({
   async run(ctx, input) {
     const { operationId } = await ctx.step.run(
       "submit-export",
-      (s) => submitOperation({ runId: ctx.runId, kind: `export: ${input.report}`, idempotencyKey: s.externalKey }).catch(toStepError),
+      (s) =>
+        submitOperation({ runId: ctx.runId, kind: `export: ${input.report}`, idempotencyKey: s.externalKey }).catch(
+          toStepError,
+        ),
       { retries: 3, retryDelay: "1s" },
     );
     const finished = await ctx.step.waitFor("export-finished", {
@@ -25,6 +28,11 @@ export const reportExport = defineWorkflow({
       timeout: "30m",
       pollBackoff: { factor: 1.25, maxDelay: "10s" },
     });
-    return { report: input.report, operationId, url: finished.result?.url ?? null, rows: finished.result?.rows ?? null };
+    return {
+      report: input.report,
+      operationId,
+      url: finished.result?.url ?? null,
+      rows: finished.result?.rows ?? null,
+    };
   },
 });

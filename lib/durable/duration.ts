@@ -10,7 +10,7 @@ const MS_PER_UNIT = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } 
 const DURATION_PATTERN = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
 
 const ACCEPTED_FORM =
-  'milliseconds (a finite number >= 0) or a string <number><unit> with unit ms, s, m, h or d ' +
+  "milliseconds (a finite number >= 0) or a string <number><unit> with unit ms, s, m, h or d " +
   '(e.g. "250ms", "1.5s", "30s", "5m", "24h", "7d")';
 
 /**

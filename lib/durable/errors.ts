@@ -16,10 +16,20 @@ const hasName = (e: unknown, name: string): boolean =>
 
 // Every name below; `DurableError.is` accepts exactly these (a test keeps the list complete).
 const DURABLE_ERROR_NAMES = new Set([
-  "DurableError", "FatalStepError", "RetryableStepError", "DuplicateStepIdError",
-  "StepKindMismatchError", "StepNotReplaySafeError", "StepTimeoutError", "StepLeaseLostError",
-  "ResultTooLargeError", "RunNotFoundError", "WorkflowNotFoundError", "InvalidInputError",
-  "UnauthorizedError", "RunStateConflictError",
+  "DurableError",
+  "FatalStepError",
+  "RetryableStepError",
+  "DuplicateStepIdError",
+  "StepKindMismatchError",
+  "StepNotReplaySafeError",
+  "StepTimeoutError",
+  "StepLeaseLostError",
+  "ResultTooLargeError",
+  "RunNotFoundError",
+  "WorkflowNotFoundError",
+  "InvalidInputError",
+  "UnauthorizedError",
+  "RunStateConflictError",
 ]);
 
 /** Base class: a string `code` (stable, snake_case) plus the message and optional `cause`. */
@@ -33,7 +43,9 @@ export class DurableError extends Error {
   /** True for any error of this taxonomy, from whatever copy of the package threw it. */
   static is(e: unknown): e is DurableError {
     return (
-      typeof e === "object" && e !== null && typeof (e as { code?: unknown }).code === "string" &&
+      typeof e === "object" &&
+      e !== null &&
+      typeof (e as { code?: unknown }).code === "string" &&
       DURABLE_ERROR_NAMES.has((e as { name?: unknown }).name as string)
     );
   }
@@ -48,7 +60,9 @@ export class FatalStepError extends DurableError {
     super("fatal_step", message, options);
     this.name = "FatalStepError";
   }
-  static is(e: unknown): e is FatalStepError { return hasName(e, "FatalStepError"); }
+  static is(e: unknown): e is FatalStepError {
+    return hasName(e, "FatalStepError");
+  }
 }
 
 /**
@@ -62,35 +76,68 @@ export class RetryableStepError extends DurableError {
     this.name = "RetryableStepError";
     if (options?.retryAfter !== undefined) this.retryAfter = options.retryAfter;
   }
-  static is(e: unknown): e is RetryableStepError { return hasName(e, "RetryableStepError"); }
+  static is(e: unknown): e is RetryableStepError {
+    return hasName(e, "RetryableStepError");
+  }
 }
 
 /** Thrown into the body when it asks for the same step id twice in one execution; the run fails without retries. */
 export class DuplicateStepIdError extends DurableError {
-  constructor(readonly stepId: string, options?: DurableErrorOptions) {
-    super("duplicate_step_id", `step id "${stepId}" was used twice in one execution; step ids must be unique within a run`, options);
+  constructor(
+    readonly stepId: string,
+    options?: DurableErrorOptions,
+  ) {
+    super(
+      "duplicate_step_id",
+      `step id "${stepId}" was used twice in one execution; step ids must be unique within a run`,
+      options,
+    );
     this.name = "DuplicateStepIdError";
   }
-  static is(e: unknown): e is DuplicateStepIdError { return hasName(e, "DuplicateStepIdError"); }
+  static is(e: unknown): e is DuplicateStepIdError {
+    return hasName(e, "DuplicateStepIdError");
+  }
 }
 
 /** Thrown into the body when a step id recorded as one kind (`expected`) is asked for as another (`actual`); the run fails. */
 export class StepKindMismatchError extends DurableError {
-  constructor(readonly stepId: string, readonly expected: string, readonly actual: string, options?: DurableErrorOptions) {
-    super("step_kind_mismatch", `step "${stepId}" is recorded as a "${expected}" step but was asked for as a "${actual}" step`, options);
+  constructor(
+    readonly stepId: string,
+    readonly expected: string,
+    readonly actual: string,
+    options?: DurableErrorOptions,
+  ) {
+    super(
+      "step_kind_mismatch",
+      `step "${stepId}" is recorded as a "${expected}" step but was asked for as a "${actual}" step`,
+      options,
+    );
     this.name = "StepKindMismatchError";
   }
-  static is(e: unknown): e is StepKindMismatchError { return hasName(e, "StepKindMismatchError"); }
+  static is(e: unknown): e is StepKindMismatchError {
+    return hasName(e, "StepKindMismatchError");
+  }
 }
 
 /** Thrown by a step with `onReclaim: "fail"` when an owner whose lease expired may have started its effect. */
 export class StepNotReplaySafeError extends DurableError {
-  constructor(readonly stepId: string, readonly leaseExpiredAt: Date | null, readonly externalKey: string, options?: DurableErrorOptions) {
+  constructor(
+    readonly stepId: string,
+    readonly leaseExpiredAt: Date | null,
+    readonly externalKey: string,
+    options?: DurableErrorOptions,
+  ) {
     const when = leaseExpiredAt ? `at ${leaseExpiredAt.toISOString()}` : "at an unknown time";
-    super("step_not_replay_safe", `step "${stepId}" may have been started by an owner whose lease expired ${when} (external key ${externalKey}); it is marked onReclaim: "fail", so it is not run again`, options);
+    super(
+      "step_not_replay_safe",
+      `step "${stepId}" may have been started by an owner whose lease expired ${when} (external key ${externalKey}); it is marked onReclaim: "fail", so it is not run again`,
+      options,
+    );
     this.name = "StepNotReplaySafeError";
   }
-  static is(e: unknown): e is StepNotReplaySafeError { return hasName(e, "StepNotReplaySafeError"); }
+  static is(e: unknown): e is StepNotReplaySafeError {
+    return hasName(e, "StepNotReplaySafeError");
+  }
 }
 
 /** Thrown by a step whose body ran past its `timeout` (its `abortSignal` fired), and by `waitFor` past its deadline. */
@@ -99,7 +146,9 @@ export class StepTimeoutError extends DurableError {
     super("step_timeout", message, options);
     this.name = "StepTimeoutError";
   }
-  static is(e: unknown): e is StepTimeoutError { return hasName(e, "StepTimeoutError"); }
+  static is(e: unknown): e is StepTimeoutError {
+    return hasName(e, "StepTimeoutError");
+  }
 }
 
 /**
@@ -111,7 +160,9 @@ export class StepLeaseLostError extends DurableError {
     super("step_lease_lost", message, options);
     this.name = "StepLeaseLostError";
   }
-  static is(e: unknown): e is StepLeaseLostError { return hasName(e, "StepLeaseLostError"); }
+  static is(e: unknown): e is StepLeaseLostError {
+    return hasName(e, "StepLeaseLostError");
+  }
 }
 
 /** Thrown by a step (or the run's end) whose result's JSON text is `bytes` long (UTF-8), over the `limit`. */
@@ -127,25 +178,37 @@ export class ResultTooLargeError extends DurableError {
     this.bytes = info.bytes;
     this.limit = info.limit;
   }
-  static is(e: unknown): e is ResultTooLargeError { return hasName(e, "ResultTooLargeError"); }
+  static is(e: unknown): e is ResultTooLargeError {
+    return hasName(e, "ResultTooLargeError");
+  }
 }
 
 /** Thrown by `signal`, `cancel` and `retry` when no run has this id (HTTP 404). */
 export class RunNotFoundError extends DurableError {
-  constructor(readonly runId: string, options?: DurableErrorOptions) {
+  constructor(
+    readonly runId: string,
+    options?: DurableErrorOptions,
+  ) {
     super("run_not_found", `run "${runId}" not found`, options);
     this.name = "RunNotFoundError";
   }
-  static is(e: unknown): e is RunNotFoundError { return hasName(e, "RunNotFoundError"); }
+  static is(e: unknown): e is RunNotFoundError {
+    return hasName(e, "RunNotFoundError");
+  }
 }
 
 /** Thrown by `start` when the workflow is not registered on this instance (HTTP 404). */
 export class WorkflowNotFoundError extends DurableError {
-  constructor(readonly workflow: string, options?: DurableErrorOptions) {
+  constructor(
+    readonly workflow: string,
+    options?: DurableErrorOptions,
+  ) {
     super("workflow_not_found", `workflow "${workflow}" is not registered`, options);
     this.name = "WorkflowNotFoundError";
   }
-  static is(e: unknown): e is WorkflowNotFoundError { return hasName(e, "WorkflowNotFoundError"); }
+  static is(e: unknown): e is WorkflowNotFoundError {
+    return hasName(e, "WorkflowNotFoundError");
+  }
 }
 
 /**
@@ -159,7 +222,9 @@ export class InvalidInputError extends DurableError {
     this.name = "InvalidInputError";
     if (options?.issues !== undefined) this.issues = options.issues;
   }
-  static is(e: unknown): e is InvalidInputError { return hasName(e, "InvalidInputError"); }
+  static is(e: unknown): e is InvalidInputError {
+    return hasName(e, "InvalidInputError");
+  }
 }
 
 /** Thrown by the routes when credentials are missing or wrong (HTTP 401). */
@@ -168,7 +233,9 @@ export class UnauthorizedError extends DurableError {
     super("unauthorized", message, options);
     this.name = "UnauthorizedError";
   }
-  static is(e: unknown): e is UnauthorizedError { return hasName(e, "UnauthorizedError"); }
+  static is(e: unknown): e is UnauthorizedError {
+    return hasName(e, "UnauthorizedError");
+  }
 }
 
 /**
@@ -181,7 +248,9 @@ export class RunStateConflictError extends DurableError {
     super("run_state_conflict", message, options);
     this.name = "RunStateConflictError";
   }
-  static is(e: unknown): e is RunStateConflictError { return hasName(e, "RunStateConflictError"); }
+  static is(e: unknown): e is RunStateConflictError {
+    return hasName(e, "RunStateConflictError");
+  }
 }
 
 /**
@@ -190,11 +259,15 @@ export class RunStateConflictError extends DurableError {
  * NUL characters, which Postgres text and jsonb refuse, are replaced with U+FFFD.
  */
 export function serializeError(e: unknown): { code: string; message: string; name: string } {
-  const clean = (s: string) => s.replace(/\u0000/g, "\uFFFD");
+  const clean = (s: string) => s.replaceAll("\u0000", "\uFFFD");
   if (DurableError.is(e)) return { code: e.code, message: clean(e.message), name: e.name };
   if (typeof e === "object" && e !== null && typeof (e as Error).message === "string") {
     const name = (e as Error).name;
-    return { code: "error", message: clean((e as Error).message), name: typeof name === "string" ? clean(name) : "Error" };
+    return {
+      code: "error",
+      message: clean((e as Error).message),
+      name: typeof name === "string" ? clean(name) : "Error",
+    };
   }
   let message: string;
   try {

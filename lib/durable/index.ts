@@ -36,6 +36,7 @@ export {
 export type { RunStatus, RunSummary, TickReport } from "./schemas";
 export { externalKeyFor } from "./steps/external-key";
 export type {
+  Jsonified,
   RetryBackoff,
   SignalSchemas,
   StepApi,

@@ -21,6 +21,7 @@ export function isStorableName(value: unknown): value is string {
  */
 export function storableName(value: unknown, what: string): string {
   if (isStorableName(value)) return value;
-  const shown = typeof value === "string" ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : typeof value;
+  const shown =
+    typeof value === "string" ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : typeof value;
   throw new InvalidInputError(`${what} ${shown} is not ${NAME_RULE}`);
 }

@@ -38,7 +38,11 @@ export interface RunPollState {
 
 /** A failed poll: `status` is the HTTP status (0 when the request itself failed). */
 export class RunPollError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = "RunPollError";
   }
@@ -49,7 +53,13 @@ export const isTerminal = (run: RunStatus | null | undefined) => !!run && TERMIN
 
 /** What counts as "changed" for the backoff: status, the wait, and every step's state. */
 const fingerprint = (run: RunStatus) =>
-  [run.status, run.updatedAt, run.waitingFor?.kind, run.waitingFor?.name, ...run.steps.map((s) => `${s.id}:${s.status}:${s.attempt}`)].join("|");
+  [
+    run.status,
+    run.updatedAt,
+    run.waitingFor?.kind,
+    run.waitingFor?.name,
+    ...run.steps.map((s) => `${s.id}:${s.status}:${s.attempt}`),
+  ].join("|");
 
 /** The polling loop, without React: the hook below wraps it; tests drive it with a fake fetch and fake timers. */
 export class RunPoller {
@@ -153,22 +163,31 @@ export class RunPoller {
       const body = await response.json().catch(() => null);
       if (controller.signal.aborted) return;
       if (!response.ok) {
-        const error = new RunPollError(response.status, body?.error?.code ?? "http_error", body?.error?.message ?? `status route answered ${response.status}`);
+        const error = new RunPollError(
+          response.status,
+          body?.error?.code ?? "http_error",
+          body?.error?.message ?? `status route answered ${response.status}`,
+        );
         this.update({ error, isLoading: false });
         // A 4xx will not fix itself (unknown run, wrong token); a 5xx or 429 may.
-        if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) return this.stop();
+        if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429)
+          return this.stop();
         next = this.backOff();
       } else {
         const run = body as RunStatus;
         const print = fingerprint(run);
-        next = print === this.last ? this.backOff() : (this.delay = this.minDelay);
+        if (print !== this.last) this.delay = this.minDelay;
+        next = print === this.last ? this.backOff() : this.delay;
         this.last = print;
         this.update({ run, error: null, isLoading: false });
         if (isTerminal(run)) return this.stop();
       }
     } catch (e) {
       if (controller.signal.aborted) return;
-      this.update({ error: new RunPollError(0, "network_error", (e as Error)?.message ?? String(e)), isLoading: false });
+      this.update({
+        error: new RunPollError(0, "network_error", (e as Error)?.message ?? String(e)),
+        isLoading: false,
+      });
       next = this.backOff();
     } finally {
       if (this.inFlight === controller) this.inFlight = null;

@@ -25,6 +25,8 @@ export interface StoredError {
 
 /** Zod schemas of the signals a workflow waits for, by signal name. */
 export type SignalSchemas = Record<string, z.ZodType>;
+/** A workflow that declares no signals (it accepts any name). */
+export type NoSignals = Record<never, z.ZodType>;
 
 export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas> {
   /** Unique among the workflows of one `createDurable`; stored on every run. */

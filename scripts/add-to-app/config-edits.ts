@@ -22,7 +22,7 @@ export function mergeVercelCron(target: string, cron: Cron, dryRun: boolean): Co
   const entry = `${JSON.stringify(cron)}`;
   if (!existsSync(file)) {
     const created = { $schema: "https://openapi.vercel.sh/vercel.json", crons: [cron] };
-    if (!dryRun) writeFileSync(file, JSON.stringify(created, null, 2) + "\n", { flag: "wx" });
+    if (!dryRun) writeFileSync(file, `${JSON.stringify(created, null, 2)}\n`, { flag: "wx" });
     return { file: "vercel.json", outcome: "created", note: `with the cron ${entry}` };
   }
   const text = readFileSync(file, "utf8");
@@ -31,7 +31,11 @@ export function mergeVercelCron(target: string, cron: Cron, dryRun: boolean): Co
     config = JSON.parse(text);
     if (config === null || typeof config !== "object" || Array.isArray(config)) throw new Error("not an object");
   } catch {
-    return { file: "vercel.json", outcome: "manual", note: `is not a JSON object: add ${entry} to its "crons" yourself` };
+    return {
+      file: "vercel.json",
+      outcome: "manual",
+      note: `is not a JSON object: add ${entry} to its "crons" yourself`,
+    };
   }
   const crons = config.crons;
   if (crons !== undefined && !Array.isArray(crons)) {
@@ -42,7 +46,7 @@ export function mergeVercelCron(target: string, cron: Cron, dryRun: boolean): Co
   }
   config.crons = [...(crons ?? []), cron];
   const indent = /^[ \t]+(?=")/m.exec(text)?.[0] ?? 2;
-  if (!dryRun) writeFileSync(file, JSON.stringify(config, null, indent) + "\n");
+  if (!dryRun) writeFileSync(file, `${JSON.stringify(config, null, indent)}\n`);
   return { file: "vercel.json", outcome: "edited", note: `added the cron ${entry}` };
 }
 
@@ -59,7 +63,8 @@ export function addServerExternalPackage(target: string, typescript: boolean, dr
     return { file: name, outcome: "created", note: `with serverExternalPackages: ["${PACKAGE}"]` };
   }
   const name = existing[0]!;
-  if (existing.length > 1) return { file: name, outcome: "manual", note: `is one of several next.config files: ${ADVICE}` };
+  if (existing.length > 1)
+    return { file: name, outcome: "manual", note: `is one of several next.config files: ${ADVICE}` };
   const file = path.join(target, name);
   const text = readFileSync(file, "utf8");
   if (text.includes(`"${PACKAGE}"`) || text.includes(`'${PACKAGE}'`)) {
@@ -72,7 +77,9 @@ export function addServerExternalPackage(target: string, typescript: boolean, dr
     edited = `${text.slice(0, at)}"${PACKAGE}", ${text.slice(at)}`;
   } else if (list.length === 0) {
     // The config object literal, as create-next-app and most apps write it.
-    const objects = [...text.matchAll(/(?:const\s+\w+\s*(?::\s*NextConfig\s*)?=|export\s+default|module\.exports\s*=)\s*\{/g)];
+    const objects = [
+      ...text.matchAll(/(?:const\s+\w+\s*(?::\s*NextConfig\s*)?=|export\s+default|module\.exports\s*=)\s*\{/g),
+    ];
     if (objects.length === 1) {
       const at = objects[0]!.index! + objects[0]![0].length;
       edited = `${text.slice(0, at)}\n  serverExternalPackages: ["${PACKAGE}"],${text.slice(at)}`;
@@ -86,9 +93,15 @@ export function addServerExternalPackage(target: string, typescript: boolean, dr
 /** Adds .durable/ (PGlite's data when DATABASE_URL is unset) to an existing .gitignore. */
 export function ignoreDurableDir(target: string, dryRun: boolean): ConfigChange {
   const file = path.join(target, ".gitignore");
-  if (!existsSync(file)) return { file: ".gitignore", outcome: "manual", note: "does not exist: keep .durable/ (local PGlite data) out of git" };
+  if (!existsSync(file))
+    return {
+      file: ".gitignore",
+      outcome: "manual",
+      note: "does not exist: keep .durable/ (local PGlite data) out of git",
+    };
   const text = readFileSync(file, "utf8");
-  if (/^\/?\.durable\/?\s*$/m.test(text)) return { file: ".gitignore", outcome: "unchanged", note: "already ignores .durable/" };
+  if (/^\/?\.durable\/?\s*$/m.test(text))
+    return { file: ".gitignore", outcome: "unchanged", note: "already ignores .durable/" };
   const addition = `${text.endsWith("\n") || text.length === 0 ? "" : "\n"}\n# durable-next: local PGlite data (DATABASE_URL unset)\n.durable/\n`;
   if (!dryRun) writeFileSync(file, text + addition);
   return { file: ".gitignore", outcome: "edited", note: "added .durable/" };

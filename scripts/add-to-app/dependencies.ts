@@ -42,7 +42,9 @@ export function adviseDependencies(ours: PackageJson, theirs: PackageJson, used:
   for (const name of [...new Set([...ALWAYS, ...used])].sort()) {
     const version = ourRuntime[name];
     if (version === undefined) {
-      advice.warnings.push(`the toolkit imports "${name}", which this repository's package.json does not list: install it yourself`);
+      advice.warnings.push(
+        `the toolkit imports "${name}", which this repository's package.json does not list: install it yourself`,
+      );
       continue;
     }
     const theirVersion = have[name];
@@ -51,9 +53,14 @@ export function adviseDependencies(ours: PackageJson, theirs: PackageJson, used:
       advice.install.push(`${name}@${version}`);
     } else if (minimum !== undefined) {
       const parsed = majorMinor(theirVersion);
-      if (parsed && parsed[0] < minimum) advice.warnings.push(`${name} ${theirVersion}: the toolkit needs ${name} ${minimum} or later (tested with ${version})`);
+      if (parsed && parsed[0] < minimum)
+        advice.warnings.push(
+          `${name} ${theirVersion}: the toolkit needs ${name} ${minimum} or later (tested with ${version})`,
+        );
     } else if (!compatible(theirVersion, version)) {
-      advice.warnings.push(`${name} ${theirVersion}: the toolkit is tested with ${version}; a different major (or 0.x minor) may not work`);
+      advice.warnings.push(
+        `${name} ${theirVersion}: the toolkit is tested with ${version}; a different major (or 0.x minor) may not work`,
+      );
     }
     // The copied TypeScript imports these packages' types: without them the build's type check fails.
     const types = `@types/${name.replace(/^@([^/]+)\//, "$1__")}`;

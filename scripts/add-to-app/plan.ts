@@ -79,13 +79,20 @@ export function planFiles(root: string, { base }: Layout): PlannedFile[] {
   const planned: PlannedFile[] = [];
   for (const rel of [...filesUnder(root, "lib/durable"), ...filesUnder(root, "db")]) {
     const dest = base + rel;
-    planned.push({ dest, content: rewriteAlias(readFileSync(path.join(root, rel), "utf8"), dest, base), group: "toolkit" });
+    planned.push({
+      dest,
+      content: rewriteAlias(readFileSync(path.join(root, rel), "utf8"), dest, base),
+      group: "toolkit",
+    });
   }
 
   const instance = `${base}app/durable.ts`;
   planned.push({
     dest: instance,
-    content: instanceFile({ lib: relativeTo(instance, `${base}lib/durable`), libFromWorkflows: relativeTo(`${base}app/workflows/x.ts`, `${base}lib/durable`) }),
+    content: instanceFile({
+      lib: relativeTo(instance, `${base}lib/durable`),
+      libFromWorkflows: relativeTo(`${base}app/workflows/x.ts`, `${base}lib/durable`),
+    }),
     group: "instance",
   });
 
@@ -93,7 +100,11 @@ export function planFiles(root: string, { base }: Layout): PlannedFile[] {
   // serve the other app once their imports point at its instance.
   for (const rel of filesUnder(root, "app/api/durable").filter((f) => f.endsWith("/route.ts"))) {
     const dest = base + rel;
-    planned.push({ dest, content: rewriteAlias(readFileSync(path.join(root, rel), "utf8"), dest, base), group: "route" });
+    planned.push({
+      dest,
+      content: rewriteAlias(readFileSync(path.join(root, rel), "utf8"), dest, base),
+      group: "route",
+    });
   }
 
   checkSelfContained(planned);
@@ -111,7 +122,9 @@ function checkSelfContained(planned: PlannedFile[]) {
       const candidates = [target, `${target}.ts`, `${target}.tsx`, `${target}/index.ts`];
       if (file.group === "instance" && spec.startsWith("./workflows/")) continue;
       if (!candidates.some((c) => present.has(c))) {
-        throw new Error(`${file.dest} imports "${spec}", which add-to-app does not copy: the toolkit would not build there`);
+        throw new Error(
+          `${file.dest} imports "${spec}", which add-to-app does not copy: the toolkit would not build there`,
+        );
       }
     }
   }
@@ -120,10 +133,11 @@ function checkSelfContained(planned: PlannedFile[]) {
 /** The npm packages the copied files import. */
 export function packagesUsed(planned: PlannedFile[]): string[] {
   const names = new Set<string>();
-  for (const file of planned) for (const spec of importsOf(file.content)) {
-    const name = packageOf(spec);
-    if (name) names.add(name);
-  }
+  for (const file of planned)
+    for (const spec of importsOf(file.content)) {
+      const name = packageOf(spec);
+      if (name) names.add(name);
+    }
   return [...names].sort();
 }
 

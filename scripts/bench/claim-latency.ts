@@ -30,7 +30,12 @@ export interface ClaimLatencyReport {
 
 async function prepare(suffix: string, finished: number): Promise<{ client: pg.Client; fillSeconds: number }> {
   const url = await freshServerDatabase(suffix);
-  const durable = createDurable({ db: await connect(url, { driver: "pg", poolSize: 1 }), workflows: [threeSteps], secrets: { durable: "bench" }, log: () => {} });
+  const durable = createDurable({
+    db: await connect(url, { driver: "pg", poolSize: 1 }),
+    workflows: [threeSteps],
+    secrets: { durable: "bench" },
+    log: () => {},
+  });
   await durable.migrate();
   await durable.close();
   const client = new pg.Client({ connectionString: url });
@@ -62,11 +67,17 @@ async function sample(client: pg.Client): Promise<number> {
     [id, threeSteps.name],
   );
   const t0 = performance.now();
-  const { rows } = await client.query(`select durable_claim_run($1::jsonb, null, 30000, '[]'::jsonb) as claimed`, [WORKFLOWS]);
+  const { rows } = await client.query(`select durable_claim_run($1::jsonb, null, 30000, '[]'::jsonb) as claimed`, [
+    WORKFLOWS,
+  ]);
   const elapsed = performance.now() - t0;
   const claimed = rows[0].claimed;
-  if (!claimed || claimed.run.id !== id) throw new Error(`claim returned ${JSON.stringify(claimed?.run?.id)}, expected ${id}`);
-  const finished = await client.query(`select durable_finish_run($1, $2::bigint, 'completed', '1'::jsonb, null, '[]'::jsonb, null) as ok`, [id, claimed.run.fence]);
+  if (!claimed || claimed.run.id !== id)
+    throw new Error(`claim returned ${JSON.stringify(claimed?.run?.id)}, expected ${id}`);
+  const finished = await client.query(
+    `select durable_finish_run($1, $2::bigint, 'completed', '1'::jsonb, null, '[]'::jsonb, null) as ok`,
+    [id, claimed.run.fence],
+  );
   if (finished.rows[0].ok !== "finished") throw new Error(`finish of ${id} refused`);
   return elapsed;
 }
@@ -80,10 +91,15 @@ const PICK = (now: string) => `
    for update skip locked`;
 
 async function explain(client: pg.Client): Promise<{ plan: string[]; genericPlan: string[] }> {
-  await client.query(`insert into durable_runs (id, workflow, input, wake_at) values ('explain-me', $1, '{}'::jsonb, durable_now() - interval '1 second')`, [threeSteps.name]);
+  await client.query(
+    `insert into durable_runs (id, workflow, input, wake_at) values ('explain-me', $1, '{}'::jsonb, durable_now() - interval '1 second')`,
+    [threeSteps.name],
+  );
   const now = (await client.query(`select durable_now()::text as now`)).rows[0].now as string;
   await client.query("begin");
-  const plan = (await client.query(`explain (analyze, buffers, timing off, summary off) ${PICK(now)}`)).rows.map((r) => r["QUERY PLAN"] as string);
+  const plan = (await client.query(`explain (analyze, buffers, timing off, summary off) ${PICK(now)}`)).rows.map(
+    (r) => r["QUERY PLAN"] as string,
+  );
   await client.query("rollback");
   await client.query(`prepare durable_pick(text[], text[], timestamptz) as
     select * from durable_runs
@@ -91,7 +107,11 @@ async function explain(client: pg.Client): Promise<{ plan: string[]; genericPlan
        and workflow = any ($1) and not (id = any ($2))
      order by wake_at limit 1 for update skip locked`);
   await client.query("set plan_cache_mode = force_generic_plan");
-  const genericPlan = (await client.query(`explain (costs off) execute durable_pick(array['${threeSteps.name}'], array[]::text[], '${now}')`)).rows.map((r) => r["QUERY PLAN"] as string);
+  const genericPlan = (
+    await client.query(
+      `explain (costs off) execute durable_pick(array['${threeSteps.name}'], array[]::text[], '${now}')`,
+    )
+  ).rows.map((r) => r["QUERY PLAN"] as string);
   await client.query("reset plan_cache_mode");
   await client.query("deallocate durable_pick");
   await client.query(`delete from durable_runs where id = 'explain-me'`);
@@ -115,6 +135,17 @@ export async function claimLatency(samples: number, finished: number): Promise<C
   const { plan, genericPlan } = await explain(full.client);
   await empty.client.end();
   await full.client.end();
-  const summary = (t: number[], finishedRuns: number): ClaimLatency => ({ finishedRuns, samples: t.length, p50: percentile(t, 50), p99: percentile(t, 99) });
-  return { empty: summary(times.empty, 0), full: summary(times.full, finished), fillSeconds: full.fillSeconds, plan, genericPlan };
+  const summary = (t: number[], finishedRuns: number): ClaimLatency => ({
+    finishedRuns,
+    samples: t.length,
+    p50: percentile(t, 50),
+    p99: percentile(t, 99),
+  });
+  return {
+    empty: summary(times.empty, 0),
+    full: summary(times.full, finished),
+    fillSeconds: full.fillSeconds,
+    plan,
+    genericPlan,
+  };
 }

@@ -1,6 +1,6 @@
 // Where the bench runs: the real server (TEST_DATABASE_URL) in throwaway `durable_bench_*`
 // databases, or in-memory PGlite.
-import { type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import { connect } from "../../lib/durable";
 import { createServerDatabase, dropServerDatabases, SERVER_URL, serverDatabaseUrl } from "../shared/server-database";
 

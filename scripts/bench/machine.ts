@@ -14,7 +14,11 @@ export interface Machine {
   load: string;
 }
 
-export const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(" ");
+export const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
 
 export async function machine(): Promise<Machine> {
   const client = new pg.Client({ connectionString: SERVER_URL });
@@ -25,7 +29,9 @@ export async function machine(): Promise<Machine> {
     settings[name] = (await client.query(`show ${name}`)).rows[0][name];
   }
   await client.end();
-  const pkg = JSON.parse(readFileSync(new URL("../../node_modules/@electric-sql/pglite/package.json", import.meta.url), "utf8"));
+  const pkg = JSON.parse(
+    readFileSync(new URL("../../node_modules/@electric-sql/pglite/package.json", import.meta.url), "utf8"),
+  );
   return {
     cores: os.cpus().length,
     cpu: os.cpus()[0]?.model.trim() ?? "unknown",

@@ -25,12 +25,20 @@ export const REPLAY_RUNS = 5;
 /** Mean claims per completed run over REPLAY_RUNS runs. */
 export async function claimsPerRun(target: Target, inProcessWait: string): Promise<number> {
   const db = await open(target, "replays");
-  const durable: Durable = createDurable({ db, workflows: [fiveSteps], secrets: { durable: "bench" }, defaults: { inProcessWait }, log: () => {} });
+  const durable: Durable = createDurable({
+    db,
+    workflows: [fiveSteps],
+    secrets: { durable: "bench" },
+    defaults: { inProcessWait },
+    log: () => {},
+  });
   await durable.migrate();
   for (let i = 0; i < REPLAY_RUNS; i++) await durable.start(fiveSteps, { nap: "200ms" }, { id: `r${i}` });
   for (;;) {
     await durable.tick({ budgetMs: 40_000 });
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from durable_runs where status <> 'completed'`.execute(db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from durable_runs where status <> 'completed'`.execute(db);
     if (rows[0]!.n === 0) break;
     await new Promise((r) => setTimeout(r, 50));
   }

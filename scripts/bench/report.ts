@@ -3,8 +3,14 @@
 export function table(rows: string[][]): void {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
   rows.forEach((row, i) => {
-    console.log("  " + row.map((cell, c) => cell.padEnd(widths[c]!)).join("  ").trimEnd());
-    if (i === 0) console.log("  " + widths.map((w) => "-".repeat(w)).join("  "));
+    console.log(
+      "  " +
+        row
+          .map((cell, c) => cell.padEnd(widths[c]!))
+          .join("  ")
+          .trimEnd(),
+    );
+    if (i === 0) console.log(`  ${widths.map((w) => "-".repeat(w)).join("  ")}`);
   });
 }
 

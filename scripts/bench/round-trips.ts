@@ -7,10 +7,27 @@ import { createDurable, defineWorkflow } from "../../lib/durable";
 import { open, type Target } from "./databases";
 
 export type Operation =
-  | "start" | "claim" | "run step" | "tx step" | "value step" | "sleep suspension" | "wake claim" | "completion"
+  | "start"
+  | "claim"
+  | "run step"
+  | "tx step"
+  | "value step"
+  | "sleep suspension"
+  | "wake claim"
+  | "completion"
   | "empty claim";
 
-const OPERATIONS: readonly Operation[] = ["start", "claim", "run step", "tx step", "value step", "sleep suspension", "wake claim", "completion", "empty claim"];
+const OPERATIONS: readonly Operation[] = [
+  "start",
+  "claim",
+  "run step",
+  "tx step",
+  "value step",
+  "sleep suspension",
+  "wake claim",
+  "completion",
+  "empty claim",
+];
 
 let current: Operation = "start";
 let claimsThisTick = 0;
@@ -60,7 +77,9 @@ export interface RoundTrips {
 export async function roundTrips(target: Target): Promise<RoundTrips> {
   const trace: { operation: Operation; sql: string }[] = [];
   let tracing = false;
-  const db = await open(target, "round_trips", { onQuery: (q) => tracing && trace.push({ operation: tagOf(q), sql: q }) });
+  const db = await open(target, "round_trips", {
+    onQuery: (q) => tracing && trace.push({ operation: tagOf(q), sql: q }),
+  });
   const durable = createDurable({ db, workflows: [counted], secrets: { durable: "bench" }, log: () => {} });
   await durable.migrate();
   await sql`create table bench_effects (run_id text)`.execute(db);
@@ -79,8 +98,11 @@ export async function roundTrips(target: Target): Promise<RoundTrips> {
   const second = await durable.tick({ budgetMs: 40_000 });
   tracing = false;
   await durable.close();
-  if (first.waiting !== 1 || second.completed !== 1) throw new Error(`unexpected ticks: ${JSON.stringify({ first, second })}`);
-  const count = Object.fromEntries(OPERATIONS.map((op) => [op, trace.filter((t) => t.operation === op).length])) as Record<Operation, number>;
+  if (first.waiting !== 1 || second.completed !== 1)
+    throw new Error(`unexpected ticks: ${JSON.stringify({ first, second })}`);
+  const count = Object.fromEntries(
+    OPERATIONS.map((op) => [op, trace.filter((t) => t.operation === op).length]),
+  ) as Record<Operation, number>;
   const txOwn = trace.filter((t) => t.operation === "tx step" && t.sql.includes("bench_effects")).length;
   return { count, txOwn, trace };
 }
@@ -94,7 +116,12 @@ export interface StatementProfile {
 }
 
 /** Statements and commits of `advance` of one freshly started run of `workflow` (claim to completion). */
-export async function profileRun(target: Target, workflow: Parameters<typeof createDurable>[0]["workflows"][number], input: unknown, setup: string[] = []): Promise<StatementProfile> {
+export async function profileRun(
+  target: Target,
+  workflow: Parameters<typeof createDurable>[0]["workflows"][number],
+  input: unknown,
+  setup: string[] = [],
+): Promise<StatementProfile> {
   const statements: string[] = [];
   let tracing = false;
   const db = await open(target, "profile", { onQuery: (q) => tracing && statements.push(q) });
@@ -113,8 +140,10 @@ export async function profileRun(target: Target, workflow: Parameters<typeof cre
   for (const q of statements) {
     const text = q.trim();
     if (/^begin\b/i.test(text)) inTx = true;
-    else if (/^commit\b/i.test(text)) (inTx = false), commits++;
-    else if (/^rollback\b/i.test(text)) inTx = false;
+    else if (/^commit\b/i.test(text)) {
+      inTx = false;
+      commits++;
+    } else if (/^rollback\b/i.test(text)) inTx = false;
     else if (!inTx) commits++;
     sequence.push(text.match(/durable_\w+/)?.[0] ?? text.split(/\s+/).slice(0, 3).join(" ").toLowerCase());
   }

@@ -17,7 +17,9 @@ export async function startToCompletion(target: Target, samples: number, warmup 
   const db = await open(target, "start_latency", { poolSize: 2 });
   const durable = createDurable({ db, workflows: [threeSteps], secrets: { durable: "bench" }, log: () => {} });
   await durable.migrate();
-  await sql`create table bench_effects (id bigserial primary key, run_id text not null, step text not null)`.execute(db);
+  await sql`create table bench_effects (id bigserial primary key, run_id text not null, step text not null)`.execute(
+    db,
+  );
   const times: number[] = [];
   for (let i = 0; i < warmup + samples; i++) {
     const t0 = performance.now();
@@ -28,5 +30,10 @@ export async function startToCompletion(target: Target, samples: number, warmup 
     if (i >= warmup) times.push(elapsed);
   }
   await durable.close();
-  return { samples, p50: percentile(times, 50), p99: percentile(times, 99), mean: times.reduce((a, b) => a + b, 0) / times.length };
+  return {
+    samples,
+    p50: percentile(times, 50),
+    p99: percentile(times, 99),
+    mean: times.reduce((a, b) => a + b, 0) / times.length,
+  };
 }

@@ -68,7 +68,11 @@ async function sampleLockWaits(url: string): Promise<() => Promise<LockWaits>> {
     stop = true;
     await sampling;
     await client.end();
-    return { samples: counts.length, mean: counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length), max: Math.max(0, ...counts) };
+    return {
+      samples: counts.length,
+      mean: counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length),
+      max: Math.max(0, ...counts),
+    };
   };
 }
 
@@ -150,7 +154,11 @@ async function verify(db: Kysely<any>, runs: number): Promise<void> {
 export async function drainOnServer(runs: number, loops: number): Promise<Drain> {
   const url = await freshServerDatabase(`throughput_${loops}`);
   const trackFunctions = loops === 1 && (await enableFunctionStats(url));
-  const admin = createDurable({ db: await connect(url, { driver: "pg", poolSize: 8 }), workflows: [threeSteps], ...BENCH });
+  const admin = createDurable({
+    db: await connect(url, { driver: "pg", poolSize: 8 }),
+    workflows: [threeSteps],
+    ...BENCH,
+  });
   await admin.migrate();
   await sql.raw(EFFECTS).execute(admin.db);
   await startRuns(admin, runs);
@@ -159,7 +167,12 @@ export async function drainOnServer(runs: number, loops: number): Promise<Drain>
   const timer = loops === 1 ? statementTimer() : null;
   const workers = await Promise.all(
     Array.from({ length: loops }, async () =>
-      createDurable({ db: await connect(url, { driver: "pg", poolSize: 2, onQuery: timer?.onQuery }), workflows: [threeSteps], ...BENCH })),
+      createDurable({
+        db: await connect(url, { driver: "pg", poolSize: 2, onQuery: timer?.onQuery }),
+        workflows: [threeSteps],
+        ...BENCH,
+      }),
+    ),
   );
   // Open each pool's connections before the clock starts.
   await Promise.all(workers.map((w) => Promise.all([sql`select 1`.execute(w.db), sql`select 1`.execute(w.db)])));
@@ -198,7 +211,8 @@ async function functionStats(db: Kysely<any>): Promise<FunctionTimes> {
     const { rows } = await sql<{ name: string; calls: number; self_ms: number; total_ms: number }>`
       select funcname as name, calls::int as calls, self_time as self_ms, total_time as total_ms
         from pg_stat_user_functions where funcname like 'durable%' order by total_time desc`.execute(db);
-    if (rows.length > 0) return rows.map((r) => ({ name: r.name, calls: r.calls, selfMs: r.self_ms, totalMs: r.total_ms }));
+    if (rows.length > 0)
+      return rows.map((r) => ({ name: r.name, calls: r.calls, selfMs: r.self_ms, totalMs: r.total_ms }));
     await new Promise((r) => setTimeout(r, 100));
   }
   return [];
@@ -243,7 +257,7 @@ export async function rawLoop(transactions: number, loops: number): Promise<Raw>
   const pool = new pg.Pool({ connectionString: url, max: loops });
   await pool.query(EFFECTS);
   const clients = await Promise.all(Array.from({ length: loops }, () => pool.connect()));
-  clients.forEach((c) => c.release());
+  for (const c of clients) c.release();
   let next = 0;
   const cpu = await measureCpu(url);
   const t0 = performance.now();
@@ -294,7 +308,11 @@ export async function rawLoop(transactions: number, loops: number): Promise<Raw>
  */
 export async function protocolLoop(runs: number): Promise<Drain> {
   const url = await freshServerDatabase("protocol");
-  const admin = createDurable({ db: await connect(url, { driver: "pg", poolSize: 8 }), workflows: [threeSteps], ...BENCH });
+  const admin = createDurable({
+    db: await connect(url, { driver: "pg", poolSize: 8 }),
+    workflows: [threeSteps],
+    ...BENCH,
+  });
   await admin.migrate();
   await sql.raw(EFFECTS).execute(admin.db);
   await startRuns(admin, runs);
@@ -302,16 +320,36 @@ export async function protocolLoop(runs: number): Promise<Drain> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const stepJson = (stepId: string, seq: number, kind: string, result: string) =>
-    JSON.stringify({ step_id: stepId, seq, kind, status: "completed", attempt: 1, error: null, external_key: null, elapsed_ms: 0,
-      wake_at: null, wake_in_ms: null, deadline_at: null, deadline_in_ms: null, polls: null }).slice(0, -1) + `,"result":${result}}`;
+    `${JSON.stringify({
+      step_id: stepId,
+      seq,
+      kind,
+      status: "completed",
+      attempt: 1,
+      error: null,
+      external_key: null,
+      elapsed_ms: 0,
+      wake_at: null,
+      wake_in_ms: null,
+      deadline_at: null,
+      deadline_in_ms: null,
+      polls: null,
+    }).slice(0, -1)},"result":${result}}`;
   const receipt = (id: string, fence: number, stepId: string, seq: number, kind: string, result: string) =>
-    client.query("select durable_record_step($1, $2::bigint, $3::jsonb) as recorded", [id, fence, stepJson(stepId, seq, kind, result)]);
+    client.query("select durable_record_step($1, $2::bigint, $3::jsonb) as recorded", [
+      id,
+      fence,
+      stepJson(stepId, seq, kind, result),
+    ]);
   const workflows = JSON.stringify([threeSteps.name]);
   let claims = 0;
   const cpu = await measureCpu(url);
   const t0 = performance.now();
   for (;;) {
-    const { rows } = await client.query("select durable_claim_run($1::jsonb, $2::text, $3::bigint, $4::jsonb) as claimed", [workflows, null, 41_000, "[]"]);
+    const { rows } = await client.query(
+      "select durable_claim_run($1::jsonb, $2::text, $3::bigint, $4::jsonb) as claimed",
+      [workflows, null, 41_000, "[]"],
+    );
     const claimed = rows[0].claimed;
     if (!claimed) break;
     claims++;
@@ -323,8 +361,10 @@ export async function protocolLoop(runs: number): Promise<Drain> {
     await receipt(id, fence, "write", 1, "tx", "null");
     await client.query("commit");
     // The value step's receipt rides on the completion, as the engine sends it.
-    await client.query("select durable_finish_run($1, $2::bigint, $3, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb) as finished",
-      [id, fence, "completed", "2", null, "[]", stepJson("stamp", 2, "value", "2")]);
+    await client.query(
+      "select durable_finish_run($1, $2::bigint, $3, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb) as finished",
+      [id, fence, "completed", "2", null, "[]", stepJson("stamp", 2, "value", "2")],
+    );
   }
   const seconds = (performance.now() - t0) / 1000;
   const spent = cpu();

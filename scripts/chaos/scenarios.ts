@@ -8,7 +8,7 @@ import { connect, createDurable } from "../../lib/durable";
 import { startBlackholeProxy } from "./blackhole-proxy";
 import { createChaosDatabase } from "./harness-db";
 import { seeded } from "./random";
-import { chaosOrder, useSink } from "./workflow";
+import { chaosOrder, attachSink } from "./workflow";
 import { spawnWorker, type Worker } from "./workers";
 
 export interface Scale {
@@ -26,12 +26,20 @@ export interface ScenarioResult {
 }
 
 export const FAILPOINTS: FailpointName[] = [
-  "claim.after", "run.before-body", "run.after-body", "run.after-receipt", "tx.after-effect",
-  "tx.after-receipt", "tx.after-commit", "finish.before", "finish.after",
+  "claim.after",
+  "run.before-body",
+  "run.after-body",
+  "run.after-receipt",
+  "tx.after-effect",
+  "tx.after-receipt",
+  "tx.after-commit",
+  "finish.before",
+  "finish.after",
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const mark = (label: string) => process.env.CHAOS_DEBUG && console.error(`[chaos ${Math.round(performance.now())} ms] ${label}`);
+const mark = (label: string) =>
+  process.env.CHAOS_DEBUG && console.error(`[chaos ${Math.round(performance.now())} ms] ${label}`);
 
 async function until(condition: () => boolean, timeoutMs = 20_000) {
   const end = performance.now() + timeoutMs;
@@ -41,16 +49,31 @@ async function until(condition: () => boolean, timeoutMs = 20_000) {
   }
 }
 
-async function startRuns(db: Kysely<any>, count: number, work: (i: number) => [number, number] = () => [0, 0], prefix = "run") {
+async function startRuns(
+  db: Kysely<any>,
+  count: number,
+  work: (i: number) => [number, number] = () => [0, 0],
+  prefix = "run",
+) {
   const durable = createDurable({ db, workflows: [chaosOrder], secrets: { durable: "chaos" }, log: () => {} });
   for (let i = 0; i < count; i += 500) {
     const batch = Array.from({ length: Math.min(500, count - i) }, (_, j) => i + j);
-    await Promise.all(batch.map((k) => durable.start(chaosOrder, { work: work(k) }, { id: `${prefix}-${String(k).padStart(6, "0")}` })));
+    await Promise.all(
+      batch.map((k) => durable.start(chaosOrder, { work: work(k) }, { id: `${prefix}-${String(k).padStart(6, "0")}` })),
+    );
   }
 }
 
 const unfinished = async (db: Kysely<any>) =>
-  Number((await sql<{ n: number }>`select count(*)::int as n from durable_runs where status not in ('completed', 'failed', 'cancelled')`.execute(db)).rows[0]!.n);
+  Number(
+    (
+      await sql<{
+        n: number;
+      }>`select count(*)::int as n from durable_runs where status not in ('completed', 'failed', 'cancelled')`.execute(
+        db,
+      )
+    ).rows[0]!.n,
+  );
 
 /** Ticks in this process until every run is terminal (leases of killed owners run out on the real clock). */
 async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, timeoutMs = 90_000): Promise<string[]> {
@@ -58,20 +81,25 @@ async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, timeoutMs =
   const drainUrl = new URL(url);
   drainUrl.searchParams.set("application_name", "chaos-drain");
   const sinkPool = new pg.Pool({ connectionString: drainUrl.toString(), max: 2 });
-  useSink(sinkPool);
+  attachSink(sinkPool);
   const durable = createDurable({
     db: await connect(drainUrl.toString(), { driver: "pg", poolSize: 8 }),
-    workflows: [chaosOrder], secrets: { durable: "chaos" }, defaults: { lease: "1s", margin: "300ms" }, log: () => {},
+    workflows: [chaosOrder],
+    secrets: { durable: "chaos" },
+    defaults: { lease: "1s", margin: "300ms" },
+    log: () => {},
   });
   const start = performance.now();
   const problems: string[] = [];
   // Six tick loops at once, like six function instances.
-  await Promise.all(Array.from({ length: 6 }, async () => {
-    while ((await unfinished(db)) > 0 && performance.now() - start < timeoutMs) {
-      const report = await durable.tick({ budgetMs });
-      if (report.claimed === 0) await sleep(200);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 6 }, async () => {
+      while ((await unfinished(db)) > 0 && performance.now() - start < timeoutMs) {
+        const report = await durable.tick({ budgetMs });
+        if (report.claimed === 0) await sleep(200);
+      }
+    }),
+  );
   const left = await unfinished(db);
   if (left > 0) problems.push(`${left} runs unfinished after ${timeoutMs} ms of draining`);
   await durable.close();
@@ -81,14 +109,26 @@ async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, timeoutMs =
 
 async function waitForWorkerSessionsToClose(db: Kysely<any>) {
   for (let i = 0; i < 50; i++) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'chaos-worker'`.execute(db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'chaos-worker'`.execute(
+      db,
+    );
     if (rows[0]!.n === 0) return;
     await sleep(100);
   }
 }
 
 const events = async (db: Kysely<any>, kinds: string[]) =>
-  Number((await sql<{ n: number }>`select count(*)::int as n from durable_events where kind in (select jsonb_array_elements_text(${JSON.stringify(kinds)}::jsonb))`.execute(db)).rows[0]!.n);
+  Number(
+    (
+      await sql<{
+        n: number;
+      }>`select count(*)::int as n from durable_events where kind in (select jsonb_array_elements_text(${JSON.stringify(kinds)}::jsonb))`.execute(
+        db,
+      )
+    ).rows[0]!.n,
+  );
 
 /** 1–3: SIGKILL at every failpoint (after the effect before the receipt, after COMMIT before the response…), then recovery. */
 export async function crashAtEveryFailpoint(scale: Scale): Promise<ScenarioResult> {
@@ -99,7 +139,9 @@ export async function crashAtEveryFailpoint(scale: Scale): Promise<ScenarioResul
   let kills = 0;
   for (let round = 0; round < perPoint; round++) {
     // One worker per failpoint at once: each claims its own run and dies at its point.
-    const exits = await Promise.all(FAILPOINTS.map((point) => spawnWorker(url, { DURABLE_FAILPOINT: `${point}:kill`, IDLE_EXIT_MS: "800" }).exited));
+    const exits = await Promise.all(
+      FAILPOINTS.map((point) => spawnWorker(url, { DURABLE_FAILPOINT: `${point}:kill`, IDLE_EXIT_MS: "800" }).exited),
+    );
     exits.forEach(({ signal, output }, i) => {
       if (signal === "SIGKILL" && output.includes(`FAILPOINT ${FAILPOINTS[i]}`)) kills++;
       else problems.push(`failpoint ${FAILPOINTS[i]} was not reached (exit ${signal ?? "normal"})`);
@@ -107,8 +149,17 @@ export async function crashAtEveryFailpoint(scale: Scale): Promise<ScenarioResul
   }
   problems.push(...(await drain(url, db)));
   return {
-    id: "1-3", name: "SIGKILL at every failpoint, then recovery", db, problems,
-    counts: { failpoints: FAILPOINTS.length, kills, "killed between effect and receipt": perPoint, "killed after COMMIT": perPoint, heals: await events(db, ["heal"]) },
+    id: "1-3",
+    name: "SIGKILL at every failpoint, then recovery",
+    db,
+    problems,
+    counts: {
+      failpoints: FAILPOINTS.length,
+      kills,
+      "killed between effect and receipt": perPoint,
+      "killed after COMMIT": perPoint,
+      heals: await events(db, ["heal"]),
+    },
   };
 }
 
@@ -141,14 +192,17 @@ export async function killAndPause(scale: Scale): Promise<ScenarioResult> {
       worker.child.kill("SIGSTOP");
       worker.paused = true;
       pauses++;
-      setTimeout(() => {
-        worker.child.kill("SIGCONT");
-        worker.paused = false;
-      }, 3_500 + random() * 2_000);
+      setTimeout(
+        () => {
+          worker.child.kill("SIGCONT");
+          worker.paused = false;
+        },
+        3_500 + random() * 2_000,
+      );
     }
   }
   await sleep(6_000); // every paused worker has resumed
-  workers.forEach((w) => w.child.kill("SIGKILL"));
+  for (const w of workers) w.child.kill("SIGKILL");
   await Promise.all(workers.map((w) => w.exited));
   mark("nemesis done, workers killed");
   const problems = await drain(url, db);
@@ -159,19 +213,31 @@ export async function killAndPause(scale: Scale): Promise<ScenarioResult> {
   const frozen = scale.full ? 6 : 3;
   const refusedBefore = await events(db, ["fence.rejected", "step.outcome-conflict"]);
   await startRuns(db, frozen, () => [0, 0], "frozen");
-  const stopped = Array.from({ length: frozen }, () => spawnWorker(url, { DURABLE_FAILPOINT: "receipt.before-write:stop", IDLE_EXIT_MS: "1000" }));
+  const stopped = Array.from({ length: frozen }, () =>
+    spawnWorker(url, { DURABLE_FAILPOINT: "receipt.before-write:stop", IDLE_EXIT_MS: "1000" }),
+  );
   await Promise.all(stopped.map((w) => until(() => w.output().includes("FAILPOINT receipt.before-write"))));
   mark("frozen");
   await sleep(3_500); // their leases (3 s budget + 0.3 s margin) run out
   problems.push(...(await drain(url, db)));
   mark("frozen runs drained");
-  stopped.forEach((w) => w.child.kill("SIGCONT"));
+  for (const w of stopped) w.child.kill("SIGCONT");
   await Promise.all(stopped.map((w) => w.exited));
   const refused = (await events(db, ["fence.rejected", "step.outcome-conflict"])) - refusedBefore;
   if (refused !== frozen) problems.push(`${frozen} frozen owners resumed, ${refused} late writes refused`);
   return {
-    id: "4", name: `${workerCount} workers, nemesis kills and pauses past the lease (seed ${scale.seed})`, db, problems,
-    counts: { runs: runs + frozen, kills, pauses, heals: await events(db, ["heal"]), "frozen owners resumed": frozen, "their late writes refused": refused },
+    id: "4",
+    name: `${workerCount} workers, nemesis kills and pauses past the lease (seed ${scale.seed})`,
+    db,
+    problems,
+    counts: {
+      runs: runs + frozen,
+      kills,
+      pauses,
+      heals: await events(db, ["heal"]),
+      "frozen owners resumed": frozen,
+      "their late writes refused": refused,
+    },
   };
 }
 
@@ -185,22 +251,43 @@ export async function frozenInTransaction(scale: Scale): Promise<ScenarioResult>
   const frozen = scale.full ? 6 : 3;
   const { url, db } = await createChaosDatabase("durable_chaos_frozen_tx");
   await startRuns(db, frozen);
-  const workers = Array.from({ length: frozen }, () => spawnWorker(url, { DURABLE_FAILPOINT: "tx.after-effect:stop", IDLE_EXIT_MS: "1000" }));
+  const workers = Array.from({ length: frozen }, () =>
+    spawnWorker(url, { DURABLE_FAILPOINT: "tx.after-effect:stop", IDLE_EXIT_MS: "1000" }),
+  );
   await Promise.all(workers.map((w) => until(() => w.output().includes("FAILPOINT tx.after-effect"))));
   const idleInTransaction = async () =>
-    Number((await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(db)).rows[0]!.n);
+    Number(
+      (
+        await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(
+          db,
+        )
+      ).rows[0]!.n,
+    );
   const heldOpen = await idleInTransaction();
   await sleep(3_500); // their leases run out
   const problems = await drain(url, db);
-  workers.forEach((w) => w.child.kill("SIGCONT"));
+  for (const w of workers) w.child.kill("SIGCONT");
   await Promise.all(workers.map((w) => w.exited));
-  if (heldOpen !== frozen) problems.push(`${frozen} workers frozen inside a transaction, ${heldOpen} sessions idle in transaction`);
+  if (heldOpen !== frozen)
+    problems.push(`${frozen} workers frozen inside a transaction, ${heldOpen} sessions idle in transaction`);
   // The refused receipt rolls back with its transaction (its event too): the effects tell.
-  const effects = Number((await sql<{ n: number }>`select count(*)::int as n from chaos_effects`.execute(db)).rows[0]!.n);
+  const effects = Number(
+    (await sql<{ n: number }>`select count(*)::int as n from chaos_effects`.execute(db)).rows[0]!.n,
+  );
   if (effects !== frozen) problems.push(`${frozen} runs, ${effects} tx effects`);
   return {
-    id: "5", name: "workers frozen inside a tx step's transaction, resumed after a takeover", db, problems,
-    counts: { frozen, "open transactions while frozen": heldOpen, "tx effects after resume": effects, heals: await events(db, ["heal"]) },
+    id: "5",
+    name: "workers frozen inside a tx step's transaction, resumed after a takeover",
+    db,
+    problems,
+    counts: {
+      frozen,
+      "open transactions while frozen": heldOpen,
+      "tx effects after resume": effects,
+      heals: await events(db, ["heal"]),
+    },
   };
 }
 
@@ -226,7 +313,13 @@ export async function terminateBackends(scale: Scale): Promise<ScenarioResult> {
   }
   await Promise.all(workers.map((w) => w.exited));
   const problems = await drain(url, db);
-  return { id: "6", name: "pg_terminate_backend storm while runs execute", db, problems, counts: { runs, "backends terminated": terminated, heals: await events(db, ["heal"]) } };
+  return {
+    id: "6",
+    name: "pg_terminate_backend storm while runs execute",
+    db,
+    problems,
+    counts: { runs, "backends terminated": terminated, heals: await events(db, ["heal"]) },
+  };
 }
 
 /** 6: a blackholed connection, held longer than the lease and then delivered late. */
@@ -243,8 +336,10 @@ export async function blackholedConnections(scale: Scale): Promise<ScenarioResul
   const env = { IDLE_EXIT_MS: String(durationMs + 3_000) };
   // Two workers behind the proxy, two direct ones that take their runs over while they are held.
   const workers = [
-    spawnWorker(proxied.toString(), env), spawnWorker(proxied.toString(), env),
-    spawnWorker(url, env), spawnWorker(url, env),
+    spawnWorker(proxied.toString(), env),
+    spawnWorker(proxied.toString(), env),
+    spawnWorker(url, env),
+    spawnWorker(url, env),
   ];
   let held = 0;
   const end = performance.now() + durationMs;
@@ -259,8 +354,16 @@ export async function blackholedConnections(scale: Scale): Promise<ScenarioResul
   await proxy.close();
   const problems = await drain(url, db);
   return {
-    id: "6b", name: "connections blackholed past the lease, then delivered late", db, problems,
-    counts: { runs, "connections held": held, heals: await events(db, ["heal"]), "late writes refused": await events(db, ["fence.rejected", "step.outcome-conflict"]) },
+    id: "6b",
+    name: "connections blackholed past the lease, then delivered late",
+    db,
+    problems,
+    counts: {
+      runs,
+      "connections held": held,
+      heals: await events(db, ["heal"]),
+      "late writes refused": await events(db, ["fence.rejected", "step.outcome-conflict"]),
+    },
   };
 }
 
@@ -270,7 +373,9 @@ export async function skewedClocks(scale: Scale): Promise<ScenarioResult> {
   const outcome = async (name: string, skews: number[]) => {
     const { url, db } = await createChaosDatabase(name);
     await startRuns(db, runs);
-    await Promise.all(skews.map((skew) => spawnWorker(url, { CLOCK_SKEW_MS: String(skew), IDLE_EXIT_MS: "1500" }).exited));
+    await Promise.all(
+      skews.map((skew) => spawnWorker(url, { CLOCK_SKEW_MS: String(skew), IDLE_EXIT_MS: "1500" }).exited),
+    );
     const problems = await drain(url, db);
     const { rows } = await sql<{ completed: number; lost: number; claims: number }>`
       select (select count(*)::int from durable_runs where status = 'completed') as completed,
@@ -286,8 +391,16 @@ export async function skewedClocks(scale: Scale): Promise<ScenarioResult> {
     problems.push(`skewed clocks decided differently: ${JSON.stringify({ skewed, control })}`);
   }
   return {
-    id: "7", name: "app clocks skewed ±10 min vs an unskewed control", db: skewed.db, problems,
-    counts: { runs, "completed (skewed / control)": skewed.completed, "lost claims (skewed / control)": skewed.lost, "control lost claims": control.lost },
+    id: "7",
+    name: "app clocks skewed ±10 min vs an unskewed control",
+    db: skewed.db,
+    problems,
+    counts: {
+      runs,
+      "completed (skewed / control)": skewed.completed,
+      "lost claims (skewed / control)": skewed.lost,
+      "control lost claims": control.lost,
+    },
   };
 }
 
@@ -297,7 +410,14 @@ export async function budgets(scale: Scale): Promise<ScenarioResult> {
   const random = seeded(scale.seed + 8);
   const { url, db } = await createChaosDatabase("durable_chaos_budget");
   await startRuns(db, runs, () => [Math.floor(random() * 700), Math.floor(random() * 400)]);
-  const workers = Array.from({ length: 4 }, (_, i) => spawnWorker(url, { WORKER_BUDGET_MS: "1500", IDLE_EXIT_MS: "3000", KILL_RATE: "0.02", SEED: String(scale.seed + i) }));
+  const workers = Array.from({ length: 4 }, (_, i) =>
+    spawnWorker(url, {
+      WORKER_BUDGET_MS: "1500",
+      IDLE_EXIT_MS: "3000",
+      KILL_RATE: "0.02",
+      SEED: String(scale.seed + i),
+    }),
+  );
   await Promise.all(workers.map((w) => w.exited));
   const problems = await drain(url, db, 1_500);
   const late = await sql<{ run_id: string; step_id: string }>`
@@ -306,8 +426,16 @@ export async function budgets(scale: Scale): Promise<ScenarioResult> {
      where r.at > c.lease_until`.execute(db);
   problems.push(...late.rows.map((r) => `receipt ${r.run_id}/${r.step_id} written after its claim's lease`));
   return {
-    id: "8", name: "1.5 s budgets, steps of random length, 2% of invocations killed", db, problems,
-    counts: { runs, yields: await events(db, ["budget.yield"]), heals: await events(db, ["heal"]), "receipts after lease": late.rows.length },
+    id: "8",
+    name: "1.5 s budgets, steps of random length, 2% of invocations killed",
+    db,
+    problems,
+    counts: {
+      runs,
+      yields: await events(db, ["budget.yield"]),
+      heals: await events(db, ["heal"]),
+      "receipts after lease": late.rows.length,
+    },
   };
 }
 
@@ -319,13 +447,28 @@ export async function load(scale: Scale): Promise<ScenarioResult> {
   await startRuns(db, runs);
   const started = performance.now();
   // Short invocations (1.4 s budgets: a tick claims a run or two), 1% of them killed somewhere.
-  const workers = Array.from({ length: loops }, (_, i) => spawnWorker(url, { WORKER_BUDGET_MS: "1400", IDLE_EXIT_MS: "1500", KILL_RATE: "0.01", SEED: String(scale.seed + 100 + i) }));
+  const workers = Array.from({ length: loops }, (_, i) =>
+    spawnWorker(url, {
+      WORKER_BUDGET_MS: "1400",
+      IDLE_EXIT_MS: "1500",
+      KILL_RATE: "0.01",
+      SEED: String(scale.seed + 100 + i),
+    }),
+  );
   const exits = await Promise.all(workers.map((w) => w.exited));
   const problems = await drain(url, db);
   const seconds = (performance.now() - started) / 1000;
   return {
-    id: "9", name: `${runs} runs × 3 steps, ${loops} tick loops, 1% of invocations killed`, db, problems,
-    counts: { runs, "workers killed": exits.filter((e) => e.signal === "SIGKILL").length, heals: await events(db, ["heal"]), "steps/s incl. recovery": Math.round((runs * 3) / seconds) },
+    id: "9",
+    name: `${runs} runs × 3 steps, ${loops} tick loops, 1% of invocations killed`,
+    db,
+    problems,
+    counts: {
+      runs,
+      "workers killed": exits.filter((e) => e.signal === "SIGKILL").length,
+      heals: await events(db, ["heal"]),
+      "steps/s incl. recovery": Math.round((runs * 3) / seconds),
+    },
   };
 }
 

@@ -5,7 +5,7 @@
 import pg from "pg";
 import { armFailpoint, type FailpointName } from "../../lib/durable/engine/failpoints";
 import { connect, createDurable } from "../../lib/durable";
-import { chaosOrder, useSink } from "./workflow";
+import { chaosOrder, attachSink } from "./workflow";
 import { randomFrom, seeded } from "./random";
 
 const url = new URL(process.env.CHAOS_URL!);
@@ -14,11 +14,21 @@ const budgetMs = Number(process.env.WORKER_BUDGET_MS ?? 3_000);
 const idleExitMs = Number(process.env.IDLE_EXIT_MS ?? 6_000);
 const killRate = Number(process.env.KILL_RATE ?? 0);
 const random = seeded(Number(process.env.SEED ?? 1));
-const points: FailpointName[] = ["claim.after", "run.before-body", "run.after-body", "run.after-receipt", "tx.after-effect", "tx.after-receipt", "tx.after-commit", "finish.before", "finish.after"];
+const points: FailpointName[] = [
+  "claim.after",
+  "run.before-body",
+  "run.after-body",
+  "run.after-receipt",
+  "tx.after-effect",
+  "tx.after-receipt",
+  "tx.after-commit",
+  "finish.before",
+  "finish.after",
+];
 
 const sinkPool = new pg.Pool({ connectionString: url.toString(), max: 2 });
 sinkPool.on("error", () => {});
-useSink(sinkPool);
+attachSink(sinkPool);
 const durable = createDurable({
   db: await connect(url.toString(), { driver: "pg", poolSize: 2 }),
   workflows: [chaosOrder],

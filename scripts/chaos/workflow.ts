@@ -8,7 +8,7 @@ import { defineWorkflow } from "../../lib/durable";
 let sink: pg.Pool | null = null;
 
 /** The outside world's connection: separate from the engine's, like a provider's API. */
-export function useSink(pool: pg.Pool) {
+export function attachSink(pool: pg.Pool) {
   sink = pool;
 }
 
@@ -18,19 +18,27 @@ export const chaosOrder = defineWorkflow({
   name: "chaos-order",
   input: z.object({ work: z.array(z.number()).length(2).default([0, 0]) }),
   async run(ctx, input) {
-    const delivered = await ctx.step.run("deliver", async (s) => {
-      await pause(input.work[0]!);
-      await sink!.query(
-        `insert into chaos_sink (external_key) values ($1)
+    const delivered = await ctx.step.run(
+      "deliver",
+      async (s) => {
+        await pause(input.work[0]!);
+        await sink!.query(
+          `insert into chaos_sink (external_key) values ($1)
          on conflict (external_key) do update set deliveries = chaos_sink.deliveries + 1`,
-        [s.externalKey],
-      );
-      return s.attempt;
-    }, { lease: "1s" });
-    await ctx.step.tx("reserve", async (tx) => {
-      await pause(input.work[1]!);
-      await sql`insert into chaos_effects (run_id, step_id, fence) values (${ctx.runId}, 'reserve', 0)`.execute(tx);
-    }, { lease: "1s" });
+          [s.externalKey],
+        );
+        return s.attempt;
+      },
+      { lease: "1s" },
+    );
+    await ctx.step.tx(
+      "reserve",
+      async (tx) => {
+        await pause(input.work[1]!);
+        await sql`insert into chaos_effects (run_id, step_id, fence) values (${ctx.runId}, 'reserve', 0)`.execute(tx);
+      },
+      { lease: "1s" },
+    );
     const stamp = await ctx.step.value("stamp", () => Math.random());
     return { delivered, stamp };
   },

@@ -47,7 +47,9 @@ const threeSteps = defineWorkflow({
     });
     const b = await ctx.step.tx("record", async (tx, s) => {
       count(ctx.runId, "record", s);
-      await sql`insert into contract_effects (run_id, step_id, value) values (${ctx.runId}, 'record', ${a})`.execute(tx);
+      await sql`insert into contract_effects (run_id, step_id, value) values (${ctx.runId}, 'record', ${a})`.execute(
+        tx,
+      );
       return a * 2;
     });
     const stamp = await ctx.step.value("stamp", () => {
@@ -62,7 +64,12 @@ const jsonShapes = defineWorkflow({
   name: "json-shapes",
   input: z.object({}),
   async run(ctx) {
-    const first = await ctx.step.run("shape", () => ({ at: new Date(0), big: 10n, gone: undefined, list: [1, undefined] }));
+    const first = await ctx.step.run("shape", () => ({
+      at: new Date(0),
+      big: 10n,
+      gone: undefined,
+      list: [1, undefined],
+    }));
     // Yield after the first receipt so the next invocation answers "shape" from the ledger.
     await ctx.step.run("long", () => "done", { lease: "20s" });
     return { first };
@@ -108,10 +115,14 @@ const failing = defineWorkflow({
   input: z.object({ catchIt: z.boolean(), fatal: z.boolean().default(false) }),
   async run(ctx, input) {
     try {
-      await ctx.step.run("boom", () => {
-        count(ctx.runId, "boom");
-        throw input.fatal ? new FatalStepError("card declined") : new TypeError("provider down");
-      }, { retries: input.fatal ? 5 : 0 });
+      await ctx.step.run(
+        "boom",
+        () => {
+          count(ctx.runId, "boom");
+          throw input.fatal ? new FatalStepError("card declined") : new TypeError("provider down");
+        },
+        { retries: input.fatal ? 5 : 0 },
+      );
     } catch (error) {
       if (!input.catchIt) throw error;
       // A saga compensates; on replay the recorded failure is thrown again, never re-executed.
@@ -127,11 +138,15 @@ const flaky = defineWorkflow({
   name: "flaky",
   input: z.object({ failures: z.number(), retryDelay: z.string() }),
   async run(ctx, input) {
-    return ctx.step.run("call", (s) => {
-      count(ctx.runId, "call", s);
-      if (s.attempt <= input.failures) throw new Error(`attempt ${s.attempt} failed`);
-      return s.attempt;
-    }, { retries: 3, retryDelay: input.retryDelay, retryBackoff: { factor: 2 } });
+    return ctx.step.run(
+      "call",
+      (s) => {
+        count(ctx.runId, "call", s);
+        if (s.attempt <= input.failures) throw new Error(`attempt ${s.attempt} failed`);
+        return s.attempt;
+      },
+      { retries: 3, retryDelay: input.retryDelay, retryBackoff: { factor: 2 } },
+    );
   },
 });
 
@@ -178,8 +193,12 @@ const overtaken = defineWorkflow({
       if (callsOf(ctx.runId, "a") === 0) {
         count(ctx.runId, "a");
         const db = overtakenDb!;
-        const { rows } = await sql<{ fence: number }>`select fence from durable_runs where id = ${ctx.runId}`.execute(db);
-        await sql`select durable_record_step(${ctx.runId}, ${rows[0]!.fence}::bigint, '{"step_id":"a","seq":0,"kind":"run","status":"completed","attempt":1,"result":"recorded first"}'::jsonb)`.execute(db);
+        const { rows } = await sql<{ fence: number }>`select fence from durable_runs where id = ${ctx.runId}`.execute(
+          db,
+        );
+        await sql`select durable_record_step(${ctx.runId}, ${rows[0]!.fence}::bigint, '{"step_id":"a","seq":0,"kind":"run","status":"completed","attempt":1,"result":"recorded first"}'::jsonb)`.execute(
+          db,
+        );
       }
       return "mine";
     });
@@ -187,7 +206,18 @@ const overtaken = defineWorkflow({
 });
 let overtakenDb: Kysely<any> | null = null;
 
-const workflows = [threeSteps, jsonShapes, tooLarge, duplicateIds, kindMismatch, failing, flaky, stalled, reordering, overtaken];
+const workflows = [
+  threeSteps,
+  jsonShapes,
+  tooLarge,
+  duplicateIds,
+  kindMismatch,
+  failing,
+  flaky,
+  stalled,
+  reordering,
+  overtaken,
+];
 
 export function runEngineContract(label: string, open: () => Promise<Kysely<any>>) {
   describe(`engine contract on ${label}`, () => {
@@ -220,7 +250,12 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
     });
 
     const events = async (runId: string) =>
-      (await sql<{ kind: string; step_id: string | null }>`select kind, step_id from durable_events where run_id = ${runId} order by id`.execute(db)).rows;
+      (
+        await sql<{
+          kind: string;
+          step_id: string | null;
+        }>`select kind, step_id from durable_events where run_id = ${runId} order by id`.execute(db)
+      ).rows;
     const effects = async (runId: string) =>
       (await sql<{ value: number }>`select value from contract_effects where run_id = ${runId}`.execute(db)).rows;
 
@@ -238,7 +273,9 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
 
       await expect(durable.start(threeSteps, { n: "x" } as any, { id: "bad" })).rejects.toSatisfy(InvalidInputError.is);
       await expect(durable.start(threeSteps, { n: 1 }, { id: "nul\u0000id" })).rejects.toSatisfy(InvalidInputError.is);
-      await expect(durable.start(threeSteps, { n: 1 }, { id: "x".repeat(256) })).rejects.toSatisfy(InvalidInputError.is);
+      await expect(durable.start(threeSteps, { n: 1 }, { id: "x".repeat(256) })).rejects.toSatisfy(
+        InvalidInputError.is,
+      );
       expect(await durable.status("nul\u0000id")).toBeNull();
       await expect(durable.start(jsonShapes, {}, { id: "order-1" })).rejects.toSatisfy(RunStateConflictError.is);
       const stranger = defineWorkflow({ name: "stranger", input: z.object({}), run: async () => null });
@@ -268,7 +305,11 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
         ["stamp", "value", "completed", 1],
       ]);
       expect(status.steps[0]!.externalKey).toBe(externalKeyFor("r1", "add-one"));
-      expect(seen.get("r1:add-one")![0]).toMatchObject({ attempt: 1, isReclaim: false, externalKey: externalKeyFor("r1", "add-one") });
+      expect(seen.get("r1:add-one")![0]).toMatchObject({
+        attempt: 1,
+        isReclaim: false,
+        externalKey: externalKeyFor("r1", "add-one"),
+      });
       expect(await effects("r1")).toEqual([{ value: 21 }]);
       // A terminal run is never claimed again and never re-executes a step.
       expect((await durable.tick({ budgetMs: 5_000 })).claimed).toBe(0);
@@ -320,7 +361,9 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       await durable.start(kindMismatch, {}, { id: "km" });
       // Record "a" as a value step, then make the run due again as if the body changed.
       const claim = await claimDueRun(db, { workflows: ["kind-mismatch"], leaseMs: 5_000 });
-      await sql`select durable_record_step(${"km"}, ${claim!.run.fence}::bigint, '{"step_id":"a","seq":0,"kind":"value","status":"completed","attempt":1,"result":1}'::jsonb)`.execute(db);
+      await sql`select durable_record_step(${"km"}, ${claim!.run.fence}::bigint, '{"step_id":"a","seq":0,"kind":"value","status":"completed","attempt":1,"result":1}'::jsonb)`.execute(
+        db,
+      );
       await sql`select durable_release_run(${"km"}, ${claim!.run.fence}::bigint, null)`.execute(db);
       mismatchKind = "run";
       await durable.tick({ budgetMs: 10_000 });
@@ -333,7 +376,12 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       const status = (await durable.status("f1"))!;
       expect(status.status).toBe("failed");
       expect(status.error).toEqual({ code: "error", message: "provider down" });
-      expect(status.steps[0]).toMatchObject({ id: "boom", status: "failed", attempt: 1, error: { message: "provider down" } });
+      expect(status.steps[0]).toMatchObject({
+        id: "boom",
+        status: "failed",
+        attempt: 1,
+        error: { message: "provider down" },
+      });
       expect(callsOf("f1", "boom")).toBe(1);
     });
 
@@ -384,12 +432,20 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       expect(reads.map((r) => r!.status)).toEqual(["pending", "pending", "pending"]);
       expect((await events("h1")).filter((e) => e.kind === "heal")).toHaveLength(1);
       // The dead owner's fence is stale: its late write is refused.
-      const late = await sql<{ r: any }>`select durable_record_step('h1', ${dead!.run.fence}::bigint, '{"step_id":"before","seq":0,"kind":"run","status":"completed","attempt":1,"result":"late"}'::jsonb) as r`.execute(db);
+      const late = await sql<{
+        r: any;
+      }>`select durable_record_step('h1', ${dead!.run.fence}::bigint, '{"step_id":"before","seq":0,"kind":"run","status":"completed","attempt":1,"result":"late"}'::jsonb) as r`.execute(
+        db,
+      );
       expect(late.rows[0]!.r).toEqual({ owned: false, runStatus: "pending" });
       expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ completed: 1 });
       // "before" and "charge"... only steps reached before the first new receipt are reclaims.
       const before = (await durable.status("h1"))!;
-      expect(before.steps.map((s) => [s.id, s.attempt])).toEqual([["before", 2], ["charge", 1], ["after", 1]]);
+      expect(before.steps.map((s) => [s.id, s.attempt])).toEqual([
+        ["before", 2],
+        ["charge", 1],
+        ["after", 1],
+      ]);
       expect(seen.get("h1:after")![0]).toMatchObject({ isReclaim: false, attempt: 1 });
     });
 
@@ -424,7 +480,9 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ completed: 1 });
       expect(logs.filter((l) => /step "b" replayed at position 0, recorded at 1/.test(l))).toHaveLength(1);
       const status = (await durable.status("ro"))!;
-      expect(status.warnings).toEqual(['step "c" has a receipt but was not reached by the execution that completed the run']);
+      expect(status.warnings).toEqual([
+        'step "c" has a receipt but was not reached by the execution that completed the run',
+      ]);
     });
 
     it("a held-back last receipt that lost to a recorded outcome never completes the run on its own value", async () => {
@@ -437,7 +495,13 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
 
     it("leaves runs of workflows it does not know due for an instance that knows them", async () => {
       await durable.start(threeSteps, { n: 1 }, { id: "foreign" });
-      const other = createDurable({ db, workflows: [jsonShapes], secrets: { durable: "x" }, defaults: { lease: "2s" }, log: () => {} });
+      const other = createDurable({
+        db,
+        workflows: [jsonShapes],
+        secrets: { durable: "x" },
+        defaults: { lease: "2s" },
+        log: () => {},
+      });
       expect((await other.tick({ budgetMs: 10_000 })).claimed).toBe(0);
       const seenByOther = (await other.status("foreign"))!;
       expect(seenByOther.status).toBe("pending");

@@ -58,7 +58,12 @@ const anySignal = defineWorkflow({
 
 const poller = defineWorkflow({
   name: "poller",
-  input: z.object({ readyAfter: z.number(), throwFirst: z.number().default(0), every: z.string(), timeout: z.string() }),
+  input: z.object({
+    readyAfter: z.number(),
+    throwFirst: z.number().default(0),
+    every: z.string(),
+    timeout: z.string(),
+  }),
   async run(ctx, input) {
     return ctx.step.waitFor("job", {
       poll: () => {
@@ -97,18 +102,22 @@ const held = defineWorkflow({
   input: z.object({ onReclaim: z.enum(["rerun", "fail"]).default("rerun") }),
   async run(ctx, input) {
     ctx.abortSignal.addEventListener("abort", () => observed.set(`${ctx.runId}:abort`, ctx.abortSignal.reason));
-    return ctx.step.run("slow", async (s) => {
-      hit(`${ctx.runId}:slow`);
-      if (hitsOf(`${ctx.runId}:slow`) === 1) await gate(ctx.runId);
-      if (observed.get(`${ctx.runId}:beat`)) {
-        try {
-          await s.heartbeat();
-        } catch (error) {
-          observed.set(`${ctx.runId}:heartbeat`, error);
+    return ctx.step.run(
+      "slow",
+      async (s) => {
+        hit(`${ctx.runId}:slow`);
+        if (hitsOf(`${ctx.runId}:slow`) === 1) await gate(ctx.runId);
+        if (observed.get(`${ctx.runId}:beat`)) {
+          try {
+            await s.heartbeat();
+          } catch (error) {
+            observed.set(`${ctx.runId}:heartbeat`, error);
+          }
         }
-      }
-      return s.attempt;
-    }, { onReclaim: input.onReclaim });
+        return s.attempt;
+      },
+      { onReclaim: input.onReclaim },
+    );
   },
 });
 
@@ -141,7 +150,11 @@ const timeouts = defineWorkflow({
   name: "timeouts",
   input: z.object({}),
   async run(ctx) {
-    return ctx.step.run("hang", (s) => new Promise((_, reject) => s.abortSignal.addEventListener("abort", () => reject(s.abortSignal.reason))), { timeout: "50ms" });
+    return ctx.step.run(
+      "hang",
+      (s) => new Promise((_, reject) => s.abortSignal.addEventListener("abort", () => reject(s.abortSignal.reason))),
+      { timeout: "50ms" },
+    );
   },
 });
 
@@ -149,10 +162,14 @@ const retryAfter = defineWorkflow({
   name: "retry-after",
   input: z.object({}),
   async run(ctx) {
-    return ctx.step.run("limited", (s) => {
-      if (s.attempt === 1) throw new RetryableStepError("429", { retryAfter: "2h" });
-      return s.attempt;
-    }, { retries: 1, retryDelay: "1s" });
+    return ctx.step.run(
+      "limited",
+      (s) => {
+        if (s.attempt === 1) throw new RetryableStepError("429", { retryAfter: "2h" });
+        return s.attempt;
+      },
+      { retries: 1, retryDelay: "1s" },
+    );
   },
 });
 
@@ -166,11 +183,18 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
     const tick = () => durable.tick({ budgetMs: 10_000 });
     const stepRow = async (runId: string, stepId: string) =>
       (await sql<any>`select * from durable_steps where run_id = ${runId} and step_id = ${stepId}`.execute(db)).rows[0];
-    const count = async (table: string) => (await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(db)).rows[0]!.n;
+    const count = async (table: string) =>
+      (await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(db)).rows[0]!.n;
 
     beforeAll(async () => {
       db = await open();
-      durable = createDurable({ db, workflows, secrets: { durable: "t" }, defaults: { lease: "2s", inProcessWait: "1s" }, log: (m) => logs.push(m) });
+      durable = createDurable({
+        db,
+        workflows,
+        secrets: { durable: "t" },
+        defaults: { lease: "2s", inProcessWait: "1s" },
+        log: (m) => logs.push(m),
+      });
       await durable.migrate();
     });
     afterAll(async () => {
@@ -191,7 +215,11 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
       const wake = (await stepRow("s1", "nap")).wake_at as Date;
       expect(new Date(parked.wakeAt!).getTime()).toBe(wake.getTime());
       // A signal to a sleeping run is kept, but does not wake it.
-      expect(await durable.signal({ runId: "s1", name: "poke" })).toEqual({ ok: true, signalled: true, alreadyDelivered: false });
+      expect(await durable.signal({ runId: "s1", name: "poke" })).toEqual({
+        ok: true,
+        signalled: true,
+        alreadyDelivered: false,
+      });
       expect((await durable.status("s1"))!.wakeAt).toBe(parked.wakeAt);
       expect((await tick()).claimed).toBe(0);
       // Forced early replay: the sleep parks again on the same stored time.
@@ -208,7 +236,11 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
     });
 
     it("sleepUntil a date, and short sleeps in process without parking", async () => {
-      await durable.start(sleeper, { first: "0ms", until: new Date(Date.now() + 3_600_000).toISOString() }, { id: "su" });
+      await durable.start(
+        sleeper,
+        { first: "0ms", until: new Date(Date.now() + 3_600_000).toISOString() },
+        { id: "su" },
+      );
       expect(await tick()).toMatchObject({ waiting: 1 });
       await durable.testing.advanceClock("61m");
       expect(await tick()).toMatchObject({ completed: 1 });
@@ -221,24 +253,43 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
     it("waits for a signal: delivered once, makes the run due at once, validated against the declared schema", async () => {
       await durable.start(approval, {}, { id: "a1" });
       expect(await tick()).toMatchObject({ waiting: 1 });
-      expect(await durable.status("a1")).toMatchObject({ status: "waiting", waitingFor: { kind: "signal", name: "decision" } });
+      expect(await durable.status("a1")).toMatchObject({
+        status: "waiting",
+        waitingFor: { kind: "signal", name: "decision" },
+      });
       await expect(durable.signal({ runId: "a1", name: "other", payload: {} })).rejects.toSatisfy(InvalidInputError.is);
-      await expect(durable.signal({ runId: "a1", name: "decision", payload: { approved: "yes" } })).rejects.toSatisfy(InvalidInputError.is);
-      await expect(durable.signal({ runId: "nope", name: "decision", payload: { approved: true } })).rejects.toSatisfy(RunNotFoundError.is);
+      await expect(durable.signal({ runId: "a1", name: "decision", payload: { approved: "yes" } })).rejects.toSatisfy(
+        InvalidInputError.is,
+      );
+      await expect(durable.signal({ runId: "nope", name: "decision", payload: { approved: true } })).rejects.toSatisfy(
+        RunNotFoundError.is,
+      );
       expect(await count("durable_signals")).toBe(0);
-      expect(await durable.signal({ runId: "a1", name: "decision", payload: { approved: true }, id: "evt-1" })).toEqual({ ok: true, signalled: true, alreadyDelivered: false });
-      expect(await durable.signal({ runId: "a1", name: "decision", payload: { approved: false } })).toEqual({ ok: true, signalled: false, alreadyDelivered: true });
+      expect(await durable.signal({ runId: "a1", name: "decision", payload: { approved: true }, id: "evt-1" })).toEqual(
+        { ok: true, signalled: true, alreadyDelivered: false },
+      );
+      expect(await durable.signal({ runId: "a1", name: "decision", payload: { approved: false } })).toEqual({
+        ok: true,
+        signalled: false,
+        alreadyDelivered: true,
+      });
       expect(await tick()).toMatchObject({ completed: 1 });
       expect((await durable.status("a1"))!.output).toEqual({ decision: { approved: true } });
       // The same delivery id after the end is still a repeat, not a conflict; a new one is refused.
-      expect(await durable.signal({ runId: "a1", name: "decision", payload: { approved: true }, id: "evt-1" })).toMatchObject({ alreadyDelivered: true });
-      await expect(durable.signal({ runId: "a1", name: "decision", payload: { approved: true }, id: "evt-2" })).rejects.toSatisfy(RunStateConflictError.is);
+      expect(
+        await durable.signal({ runId: "a1", name: "decision", payload: { approved: true }, id: "evt-1" }),
+      ).toMatchObject({ alreadyDelivered: true });
+      await expect(
+        durable.signal({ runId: "a1", name: "decision", payload: { approved: true }, id: "evt-2" }),
+      ).rejects.toSatisfy(RunStateConflictError.is);
     });
 
     it("keeps a signal that lands before the wait and answers it there", async () => {
       await durable.start(approval, { napFirst: true }, { id: "early" });
       expect(await tick()).toMatchObject({ waiting: 1 });
-      expect(await durable.signal({ runId: "early", name: "decision", payload: { approved: false } })).toMatchObject({ signalled: true });
+      expect(await durable.signal({ runId: "early", name: "decision", payload: { approved: false } })).toMatchObject({
+        signalled: true,
+      });
       expect((await tick()).claimed).toBe(0); // still asleep: the signal did not wake it
       await durable.testing.advanceClock("10m");
       expect(await tick()).toMatchObject({ completed: 1 });
@@ -251,7 +302,9 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
       expect(await tick()).toMatchObject({ waiting: 2 });
       await durable.signal({ runId: "first", name: "decision", payload: { approved: true } });
       await durable.testing.advanceClock("61m");
-      await expect(durable.signal({ runId: "late", name: "decision", payload: { approved: true } })).rejects.toSatisfy(RunStateConflictError.is);
+      await expect(durable.signal({ runId: "late", name: "decision", payload: { approved: true } })).rejects.toSatisfy(
+        RunStateConflictError.is,
+      );
       expect(await tick()).toMatchObject({ completed: 2 });
       expect((await durable.status("late"))!.output).toEqual({ decision: null });
       expect((await durable.status("first"))!.output).toEqual({ decision: { approved: true } });
@@ -259,7 +312,9 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
 
     it("accepts any signal name for a workflow that declares none", async () => {
       await durable.start(anySignal, {}, { id: "any" });
-      expect(await durable.signal({ runId: "any", name: "whatever", payload: [1, 2] })).toMatchObject({ signalled: true });
+      expect(await durable.signal({ runId: "any", name: "whatever", payload: [1, 2] })).toMatchObject({
+        signalled: true,
+      });
       expect(await tick()).toMatchObject({ waiting: 1 });
       await durable.testing.advanceClock("1h");
       expect(await tick()).toMatchObject({ completed: 1 });
@@ -278,7 +333,10 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
     it("parks between long polls and fails with step_timeout at the deadline", async () => {
       await durable.start(poller, { readyAfter: 99, every: "20m", timeout: "1h" }, { id: "p2" });
       expect(await tick()).toMatchObject({ waiting: 1 });
-      expect(await durable.status("p2")).toMatchObject({ status: "waiting", waitingFor: { kind: "poll", name: "job" } });
+      expect(await durable.status("p2")).toMatchObject({
+        status: "waiting",
+        waitingFor: { kind: "poll", name: "job" },
+      });
       const deadline = (await stepRow("p2", "job")).deadline_at as Date;
       for (let i = 0; i < 4; i++) {
         await durable.testing.advanceClock("20m");
@@ -334,7 +392,12 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
       const owner = tick();
       await until(() => hitsOf("c1:slow") === 1);
       const cancelled = await durable.cancel("c1", "customer asked");
-      expect(cancelled).toMatchObject({ status: "cancelled", error: { code: "cancelled", message: "customer asked" }, waitingFor: null, wakeAt: null });
+      expect(cancelled).toMatchObject({
+        status: "cancelled",
+        error: { code: "cancelled", message: "customer asked" },
+        waitingFor: null,
+        wakeAt: null,
+      });
       await expect(durable.cancel("c1")).rejects.toSatisfy(RunStateConflictError.is);
       await expect(durable.cancel("missing")).rejects.toSatisfy(RunNotFoundError.is);
       gates.get("c1")!();
@@ -364,7 +427,9 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
     it("a suspension waits for in-flight parallel steps to record first", async () => {
       await durable.start(parallel, {}, { id: "par" });
       expect(await tick()).toMatchObject({ waiting: 1 });
-      expect((await durable.status("par"))!.steps.find((s) => s.id === "charge")).toMatchObject({ status: "completed" });
+      expect((await durable.status("par"))!.steps.find((s) => s.id === "charge")).toMatchObject({
+        status: "completed",
+      });
       await durable.testing.advanceClock("1h");
       expect(await tick()).toMatchObject({ completed: 1 });
       expect(hitsOf("par:charge")).toBe(1);

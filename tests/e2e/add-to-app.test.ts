@@ -34,8 +34,16 @@ function writeMinimalApp(dir: string) {
         name: "my-app",
         private: true,
         scripts: { dev: "next dev", build: "next build", start: "next start" },
-        dependencies: { next: ours.dependencies.next, react: ours.dependencies.react, "react-dom": ours.dependencies["react-dom"] },
-        devDependencies: { typescript: ours.devDependencies.typescript, "@types/node": ours.devDependencies["@types/node"], "@types/react": ours.devDependencies["@types/react"] },
+        dependencies: {
+          next: ours.dependencies.next,
+          react: ours.dependencies.react,
+          "react-dom": ours.dependencies["react-dom"],
+        },
+        devDependencies: {
+          typescript: ours.devDependencies.typescript,
+          "@types/node": ours.devDependencies["@types/node"],
+          "@types/react": ours.devDependencies["@types/react"],
+        },
       },
       null,
       2,
@@ -94,10 +102,14 @@ function linkNodeModules(dir: string) {
 }
 
 function addToApp(dir: string, ...options: string[]) {
-  const result = spawnSync(path.join(REPO_ROOT, "node_modules", ".bin", "tsx"), [path.join(REPO_ROOT, "scripts", "add-to-app.ts"), dir, ...options], {
-    cwd: REPO_ROOT,
-    encoding: "utf8",
-  });
+  const result = spawnSync(
+    path.join(REPO_ROOT, "node_modules", ".bin", "tsx"),
+    [path.join(REPO_ROOT, "scripts", "add-to-app.ts"), dir, ...options],
+    {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+    },
+  );
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
@@ -107,9 +119,17 @@ function snapshot(dir: string): Record<string, string> {
   const walk = (rel: string) => {
     for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
-      if (["node_modules", ".next", ".durable"].includes(entry.name) || entry.name === "next-env.d.ts" || entry.name.endsWith(".tsbuildinfo")) continue;
+      if (
+        ["node_modules", ".next", ".durable"].includes(entry.name) ||
+        entry.name === "next-env.d.ts" ||
+        entry.name.endsWith(".tsbuildinfo")
+      )
+        continue;
       if (entry.isDirectory()) walk(child);
-      else out[child] = createHash("sha256").update(readFileSync(path.join(dir, child))).digest("hex");
+      else
+        out[child] = createHash("sha256")
+          .update(readFileSync(path.join(dir, child)))
+          .digest("hex");
     }
   };
   walk("");
@@ -148,7 +168,8 @@ describe("add-to-app", () => {
   });
 
   afterEach((context) => {
-    if (context.task.result?.state === "fail" && server) console.log(`next start output:\n${server.output().slice(-4000)}`);
+    if (context.task.result?.state === "fail" && server)
+      console.log(`next start output:\n${server.output().slice(-4000)}`);
   });
 
   it("writes nothing with --dry-run", () => {
@@ -168,17 +189,24 @@ describe("add-to-app", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "durable-e2e-src-"));
     try {
       mkdirSync(path.join(dir, "src", "app"), { recursive: true });
-      writeFileSync(path.join(dir, "package.json"), JSON.stringify({ dependencies: { next: "^16.1.0", zod: "^3.25.0", kysely: "^0.27.0" } }));
+      writeFileSync(
+        path.join(dir, "package.json"),
+        JSON.stringify({ dependencies: { next: "^16.1.0", zod: "^3.25.0", kysely: "^0.27.0" } }),
+      );
       writeFileSync(path.join(dir, "tsconfig.json"), "{}");
       writeFileSync(path.join(dir, "next.config.mjs"), `export default {\n  serverExternalPackages: ["sharp"],\n};\n`);
       const result = addToApp(dir);
       expect(result.status, result.output).toBe(0);
       const inDir = (rel: string) => readFileSync(path.join(dir, rel), "utf8");
-      expect(inDir("src/lib/durable/index.ts")).toBe(readFileSync(path.join(REPO_ROOT, "lib/durable/index.ts"), "utf8"));
+      expect(inDir("src/lib/durable/index.ts")).toBe(
+        readFileSync(path.join(REPO_ROOT, "lib/durable/index.ts"), "utf8"),
+      );
       expect(inDir("src/db/schema.ts")).toBe(readFileSync(path.join(REPO_ROOT, "db/schema.ts"), "utf8"));
       expect(inDir("src/app/api/durable/runs/route.ts")).toContain(`from "../../../durable"`);
       expect(inDir("src/app/durable.ts")).toContain(`from "../lib/durable"`);
-      expect(inDir("next.config.mjs")).toBe(`export default {\n  serverExternalPackages: ["@electric-sql/pglite", "sharp"],\n};\n`);
+      expect(inDir("next.config.mjs")).toBe(
+        `export default {\n  serverExternalPackages: ["@electric-sql/pglite", "sharp"],\n};\n`,
+      );
       expect(JSON.parse(inDir("vercel.json")).crons).toEqual([{ path: "/api/durable/tick", schedule: "* * * * *" }]);
       expect(result.output).toMatch(/\.gitignore\s+TO DO: does not exist/);
       // Versions that differ in a way that matters are pointed out, not silently accepted.
@@ -192,7 +220,14 @@ describe("add-to-app", () => {
   it("copies the toolkit, keeps the app's own files, and merges its config", () => {
     expect(first.status, first.output).toBe(0);
     // The toolkit, byte for byte.
-    for (const rel of ["lib/durable/index.ts", "lib/durable/next.ts", "lib/durable/db.ts", "db/schema.ts", "db/migrations.generated.ts", "db/migrations/0001_durable.sql"]) {
+    for (const rel of [
+      "lib/durable/index.ts",
+      "lib/durable/next.ts",
+      "lib/durable/db.ts",
+      "db/schema.ts",
+      "db/migrations.generated.ts",
+      "db/migrations/0001_durable.sql",
+    ]) {
       expect(read(rel), rel).toBe(readFileSync(path.join(REPO_ROOT, rel), "utf8"));
     }
     // Route files point at the app's instance by relative paths, not at our `@/` alias.
@@ -200,12 +235,17 @@ describe("add-to-app", () => {
     expect(read("app/api/durable/signal/route.ts")).toContain(`from "../../../durable"`);
     expect(read("app/durable.ts")).toContain(`from "../lib/durable"`);
     for (const rel of Object.keys(snapshot(app)).filter((f) => /\.(ts|tsx)$/.test(f))) {
-      expect(importsOf(read(rel)).filter((spec) => spec.startsWith("@/")), rel).toEqual([]);
+      expect(
+        importsOf(read(rel)).filter((spec) => spec.startsWith("@/")),
+        rel,
+      ).toEqual([]);
     }
 
     // The app's own route at our path is left alone, and the output says so.
     expect(read("app/api/durable/tick/route.ts")).toBe(MY_TICK_ROUTE);
-    expect(first.output).toMatch(/kept as is\s+app\/api\/durable\/tick\/route\.ts \(exists and differs: not overwritten\)/);
+    expect(first.output).toMatch(
+      /kept as is\s+app\/api\/durable\/tick\/route\.ts \(exists and differs: not overwritten\)/,
+    );
 
     // vercel.json: our cron added; its own cron, its other keys and its indentation stay.
     const vercel = read("vercel.json");
@@ -217,16 +257,28 @@ describe("add-to-app", () => {
       ],
     });
     expect(vercel).toMatch(/^ {4}"regions"/m);
-    expect(read("next.config.ts")).toMatch(/const nextConfig: NextConfig = \{\n {2}serverExternalPackages: \["@electric-sql\/pglite"\],\n {2}\/\* config options here \*\//);
+    expect(read("next.config.ts")).toMatch(
+      /const nextConfig: NextConfig = \{\n {2}serverExternalPackages: \["@electric-sql\/pglite"\],\n {2}\/\* config options here \*\//,
+    );
     expect(read(".gitignore")).toMatch(/^\.durable\/$/m);
 
     // What to do next: packages at our pinned versions, the secrets, the database, the registry.
     const install = /npm install (@electric-sql\S+ .*)/.exec(first.output)?.[1]?.split(" ") ?? [];
     expect(install.sort()).toEqual(
-      ["@electric-sql/pglite", "@neondatabase/serverless", "@vercel/functions", "kysely", "pg", "ws", "zod"].map((p) => `${p}@${ours.dependencies[p]}`),
+      ["@electric-sql/pglite", "@neondatabase/serverless", "@vercel/functions", "kysely", "pg", "ws", "zod"].map(
+        (p) => `${p}@${ours.dependencies[p]}`,
+      ),
     );
-    expect(first.output).toContain(`npm install -D @types/pg@${ours.devDependencies["@types/pg"]} @types/ws@${ours.devDependencies["@types/ws"]}`);
-    for (const word of ["DURABLE_SECRET=", "CRON_SECRET=", "DURABLE_SIGNAL_SECRET=whsec_", "DATABASE_URL", "register it in app/durable.ts"]) {
+    expect(first.output).toContain(
+      `npm install -D @types/pg@${ours.devDependencies["@types/pg"]} @types/ws@${ours.devDependencies["@types/ws"]}`,
+    );
+    for (const word of [
+      "DURABLE_SECRET=",
+      "CRON_SECRET=",
+      "DURABLE_SIGNAL_SECRET=whsec_",
+      "DATABASE_URL",
+      "register it in app/durable.ts",
+    ]) {
       expect(first.output).toContain(word);
     }
   });
@@ -261,7 +313,11 @@ describe("add-to-app", () => {
 
     const started = await client.start("ping", { n: 21 }, "ping-1");
     expect(started).toMatchObject({ id: "ping-1", created: true });
-    const done = await client.waitFor(started.id, started.statusToken, (s) => s.status === "completed" || s.status === "failed");
+    const done = await client.waitFor(
+      started.id,
+      started.statusToken,
+      (s) => s.status === "completed" || s.status === "failed",
+    );
     expect(done.status).toBe("completed");
     expect(done.output).toEqual({ doubled: 42, waited: true });
     expect(done.steps.map((s) => [s.id, s.status])).toEqual([

@@ -13,8 +13,14 @@ import { buildApp, REPO_ROOT, startNext, type NextServer } from "./helpers/next-
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARTIFACTS = path.join(REPO_ROOT, "test-artifacts");
 const CHROMIUM_FLAGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
 ];
 
 // Skipped only off CI on a machine without Chromium; in CI a missing browser fails the suite.
@@ -29,7 +35,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
 
   beforeAll(async () => {
     await buildApp();
-    server = await startNext({ env: { DATABASE_URL: "memory://", DURABLE_DRIVER: undefined, DURABLE_DASHBOARD: "on", ...secrets.env } });
+    server = await startNext({
+      env: { DATABASE_URL: "memory://", DURABLE_DRIVER: undefined, DURABLE_DASHBOARD: "on", ...secrets.env },
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
@@ -38,7 +46,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
     });
     page.on("request", (request) => {
       const match = /\/api\/durable\/runs\/([^/?]+)$/.exec(new URL(request.url()).pathname);
-      if (match) statusPolls.push({ runId: decodeURIComponent(match[1]!), bearer: request.headers()["authorization"] ?? null });
+      if (match)
+        statusPolls.push({ runId: decodeURIComponent(match[1]!), bearer: request.headers().authorization ?? null });
     });
   }, 300_000);
 
@@ -74,7 +83,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
     await page.locator('[data-testid="output"]').waitFor();
     expect(await page.locator('[data-step^="refund:"][data-step-status="completed"]').count()).toBe(3);
     expect(await page.locator('[data-testid="progress"]').innerText()).toBe("5 of 5 steps done");
-    expect(JSON.parse(await page.locator('[data-testid="output"]').innerText())).toMatchObject({ status: "executed", approvedBy: "dashboard" });
+    expect(JSON.parse(await page.locator('[data-testid="output"]').innerText())).toMatchObject({
+      status: "executed",
+      approvedBy: "dashboard",
+    });
     expect(await page.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
     expect(statusPolls.length).toBeGreaterThan(pollsBefore);
 

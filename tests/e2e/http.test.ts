@@ -62,7 +62,9 @@ const backends: Backend[] = [
       const client = new pg.Client({ connectionString: neonUrl });
       await client.connect();
       try {
-        const { rows } = await client.query(`select count(*)::int as n from durable_runs where workflow = 'hello' and status = 'completed'`);
+        const { rows } = await client.query(
+          `select count(*)::int as n from durable_runs where workflow = 'hello' and status = 'completed'`,
+        );
         expect(rows[0].n).toBe(completedHello);
       } finally {
         await client.end();
@@ -89,13 +91,16 @@ for (const backend of backends) {
       client = new DurableClient(server.url, secrets.env.DURABLE_SECRET, secrets.signalKey);
       // The first request opens and migrates the database (PGlite's initdb takes seconds): here,
       // under the hook's timeout, rather than in the first test.
-      const list = await fetch(`${server.url}/api/durable/runs`, { headers: { authorization: `Bearer ${secrets.env.DURABLE_SECRET}` } });
+      const list = await fetch(`${server.url}/api/durable/runs`, {
+        headers: { authorization: `Bearer ${secrets.env.DURABLE_SECRET}` },
+      });
       expect(list.status, await list.clone().text()).toBe(200);
       expect(await list.json()).toMatchObject({ runs: [] });
     }, 120_000);
 
     afterEach((context) => {
-      if (context.task.result?.state === "fail" && server) console.log(`next start output:\n${server.output().slice(-4000)}`);
+      if (context.task.result?.state === "fail" && server)
+        console.log(`next start output:\n${server.output().slice(-4000)}`);
     });
 
     afterAll(async () => {
@@ -121,7 +126,11 @@ for (const backend of backends) {
         const t0 = Date.now();
         const started = await client.start("hello", { name: `e2e-${i}` });
         expect(started).toMatchObject({ created: true, statusToken: expect.any(String) });
-        const done = await client.waitFor(started.id, started.statusToken, (s) => s.status !== "pending" && s.status !== "running" && s.status !== "waiting");
+        const done = await client.waitFor(
+          started.id,
+          started.statusToken,
+          (s) => s.status !== "pending" && s.status !== "running" && s.status !== "waiting",
+        );
         observed.push(Date.now() - t0);
         // The completion as the server recorded it (same host, same clock): free of the polling interval.
         recorded.push(Date.parse(done.updatedAt) - t0);
@@ -154,13 +163,23 @@ for (const backend of backends) {
       const runs = [];
       for (let i = 0; i < SAMPLES; i++) runs.push(await client.start("approval", { docId: `doc-${i}` }));
       for (const run of runs) {
-        const waiting = await client.waitFor(run.id, run.statusToken, (s) => s.status === "waiting" && s.waitingFor?.kind === "signal", { everyMs: 20 });
+        const waiting = await client.waitFor(
+          run.id,
+          run.statusToken,
+          (s) => s.status === "waiting" && s.waitingFor?.kind === "signal",
+          { everyMs: 20 },
+        );
         expect(waiting.waitingFor).toEqual({ kind: "signal", name: "decision" });
       }
 
       // Refusals change nothing: a wrong key and a tampered signature are 401, the run still waits.
       const victim = runs[0]!;
-      const wrongKey = await client.signal(victim.id, "decision", { approved: true }, { key: Buffer.from("not-the-signal-key-0123456789abc") });
+      const wrongKey = await client.signal(
+        victim.id,
+        "decision",
+        { approved: true },
+        { key: Buffer.from("not-the-signal-key-0123456789abc") },
+      );
       expect(wrongKey.http).toBe(401);
       const unsigned = await client.signal(victim.id, "decision", { approved: true }, { signature: "v1,AAAA" });
       expect(unsigned.http).toBe(401);
@@ -179,14 +198,24 @@ for (const backend of backends) {
           expect(sent.body).toEqual({ ok: true, signalled: true, alreadyDelivered: false });
           // Polled slowly (the load of 20 fast pollers would skew what is measured); the completion
           // time is the server's own.
-          const done = await client.waitFor(run.id, run.statusToken, (s) => s.status === "completed" || s.status === "failed", { everyMs: 250 });
+          const done = await client.waitFor(
+            run.id,
+            run.statusToken,
+            (s) => s.status === "completed" || s.status === "failed",
+            { everyMs: 250 },
+          );
           const elapsed = Date.parse(done.updatedAt) - t0;
           expect(done.status).toBe("completed");
           expect(done.output).toMatchObject({ docId: `doc-${i}`, approved, by: "e2e" });
           const decision = done.steps.find((s) => s.id === "decision");
           expect(decision).toMatchObject({ kind: "signal", status: "completed" });
           // The same delivery again is a repeat: 2xx, nothing delivered twice.
-          const repeat = await client.signal(run.id, "decision", { approved: !approved }, { deliveryId: sent.deliveryId });
+          const repeat = await client.signal(
+            run.id,
+            "decision",
+            { approved: !approved },
+            { deliveryId: sent.deliveryId },
+          );
           expect(repeat.http).toBe(202);
           expect(repeat.body).toMatchObject({ signalled: false, alreadyDelivered: true });
           // A new delivery to a finished run is refused.

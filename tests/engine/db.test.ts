@@ -21,7 +21,8 @@ describe("connect() on in-memory PGlite", () => {
   });
 
   it("returns the same JS types as the server drivers", async () => {
-    const { rows } = await sql<any>`select 1::int8 as a, 2::int4 as b, now() as c, '{"x":1}'::jsonb as d, true as e`.execute(db);
+    const { rows } =
+      await sql<any>`select 1::int8 as a, 2::int4 as b, now() as c, '{"x":1}'::jsonb as d, true as e`.execute(db);
     expect(rows[0]).toMatchObject({ a: 1, b: 2, d: { x: 1 }, e: true });
     expect(rows[0].c).toBeInstanceOf(Date);
     const r = await db.selectNoFrom(sql<number>`count(*)`.as("n")).executeTakeFirstOrThrow();
@@ -42,9 +43,16 @@ describe("connect() on in-memory PGlite", () => {
 
   it("passes parameters and reports affected rows", async () => {
     await sql`create temp table params_t (id int8 primary key, body jsonb)`.execute(db);
-    const ins = await db.insertInto("params_t").values({ id: 7, body: JSON.stringify({ k: [1] }) }).executeTakeFirst();
+    const ins = await db
+      .insertInto("params_t")
+      .values({ id: 7, body: JSON.stringify({ k: [1] }) })
+      .executeTakeFirst();
     expect(ins.numInsertedOrUpdatedRows).toBe(1n);
-    const upd = await db.updateTable("params_t").set({ body: JSON.stringify({ k: 2 }) }).where("id", "=", 7).executeTakeFirst();
+    const upd = await db
+      .updateTable("params_t")
+      .set({ body: JSON.stringify({ k: 2 }) })
+      .where("id", "=", 7)
+      .executeTakeFirst();
     expect(upd.numUpdatedRows).toBe(1n);
     expect(await db.selectFrom("params_t").selectAll().execute()).toEqual([{ id: 7, body: { k: 2 } }]);
   });

@@ -25,9 +25,10 @@ export async function startNeonProxy(opts: { target?: { host: string; port: numb
     // The driver sends `?address=host:port` (see configureNeonForLocalProxy); an explicit
     // target wins so a test can pin the server.
     const address = new URL(req.url ?? "/", "http://x").searchParams.get("address");
-    const [host, port] = opts.target || !address
-      ? [fallback.host, fallback.port]
-      : [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
+    const [host, port] =
+      opts.target || !address
+        ? [fallback.host, fallback.port]
+        : [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
     const tcp = net.connect({ host, port });
     sockets.add(tcp);
     tcp.setNoDelay(true);

@@ -9,7 +9,7 @@ import { connect, createDurable } from "@/lib/durable";
 import { recordStep } from "@/lib/durable/store";
 import { createChaosDatabase } from "@/scripts/chaos/harness-db";
 import { checkInvariants } from "@/scripts/chaos/invariants";
-import { chaosExpectation, chaosOrder, useSink } from "@/scripts/chaos/workflow";
+import { chaosExpectation, chaosOrder, attachSink } from "@/scripts/chaos/workflow";
 
 const open: Kysely<any>[] = [];
 afterEach(async () => {
@@ -25,7 +25,14 @@ async function chaosDb(name: string) {
 const violationsOf = async (db: Kysely<any>, id: string) =>
   (await checkInvariants(db, chaosExpectation)).find((inv) => inv.id === id)!.violations;
 
-const deliverReceipt = { stepId: "deliver", seq: 0, kind: "run", status: "completed", attempt: 1, resultJson: "1" } as const;
+const deliverReceipt = {
+  stepId: "deliver",
+  seq: 0,
+  kind: "run",
+  status: "completed",
+  attempt: 1,
+  resultJson: "1",
+} as const;
 
 async function startOne(db: Kysely<any>, id: string) {
   const durable = createDurable({ db, workflows: [chaosOrder], secrets: { durable: "t" }, log: () => {} });
@@ -36,7 +43,7 @@ describe("the chaos checker", () => {
   it("passes a clean run of the real engine", async () => {
     const { url, db } = await chaosDb("durable_chaos_checker_clean");
     const sink = new pg.Pool({ connectionString: url, max: 1 });
-    useSink(sink);
+    attachSink(sink);
     const durable = createDurable({ db, workflows: [chaosOrder], secrets: { durable: "t" }, log: () => {} });
     for (let i = 0; i < 5; i++) await durable.start(chaosOrder, {}, { id: `clean-${i}` });
     expect(await durable.tick({ budgetMs: 40_000 })).toMatchObject({ completed: 5 });
@@ -50,8 +57,12 @@ describe("the chaos checker", () => {
     it(`${broken ? "fires I3 when the receipt write has no fence" : "keeps I3 quiet with the fence"}`, async () => {
       const { db } = await chaosDb(`durable_chaos_checker_fence_${broken}`);
       if (broken) {
-        const fn = (await sql<{ src: string }>`select pg_get_functiondef('durable_record_step'::regproc) as src`.execute(db)).rows[0]!.src;
-        await sql.raw(fn.replace("where id = p_run_id and fence = p_fence and status = 'running'", "where id = p_run_id")).execute(db);
+        const fn = (
+          await sql<{ src: string }>`select pg_get_functiondef('durable_record_step'::regproc) as src`.execute(db)
+        ).rows[0]!.src;
+        await sql
+          .raw(fn.replace("where id = p_run_id and fence = p_fence and status = 'running'", "where id = p_run_id"))
+          .execute(db);
       }
       await startOne(db, "f1");
       const stale = (await claimDueRun(db, { workflows: ["chaos-order"], leaseMs: 200 }))!;
@@ -67,7 +78,9 @@ describe("the chaos checker", () => {
       const { db } = await chaosDb(`durable_chaos_checker_key_${broken}`);
       if (broken) {
         await sql`alter table durable_steps drop constraint durable_steps_pkey`.execute(db);
-        const fn = (await sql<{ src: string }>`select pg_get_functiondef('durable_record_step'::regproc) as src`.execute(db)).rows[0]!.src;
+        const fn = (
+          await sql<{ src: string }>`select pg_get_functiondef('durable_record_step'::regproc) as src`.execute(db)
+        ).rows[0]!.src;
         const start = fn.indexOf("  on conflict (run_id, step_id) do update set");
         const end = fn.indexOf("  returning * into v_step;");
         await sql.raw(fn.slice(0, start) + fn.slice(end)).execute(db);
@@ -84,8 +97,10 @@ describe("the chaos checker", () => {
       const { url, db } = await chaosDb(`durable_chaos_checker_clock_${broken}`);
       if (broken) {
         // durable_now() reads the caller's (skewed) app clock, passed as a session setting.
-        await sql.raw(`create or replace function durable_now() returns timestamptz language sql stable as $$
-          select clock_timestamp() + coalesce(nullif(current_setting('chaos.app_skew', true), ''), '0')::interval $$`).execute(db);
+        await sql
+          .raw(`create or replace function durable_now() returns timestamptz language sql stable as $$
+          select clock_timestamp() + coalesce(nullif(current_setting('chaos.app_skew', true), ''), '0')::interval $$`)
+          .execute(db);
       }
       await startOne(db, "c1");
       const skewed = new URL(url);

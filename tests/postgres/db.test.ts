@@ -35,7 +35,8 @@ async function withDb(
 describe.each<DriverKind>(["pg", "neon"])("connect() with the %s driver on the real server", (driver) => {
   it("returns the same JS types as PGlite", () =>
     withDb(driver, async (db) => {
-      const { rows } = await sql<any>`select 1::int8 as a, 2::int4 as b, now() as c, '{"x":1}'::jsonb as d, true as e`.execute(db);
+      const { rows } =
+        await sql<any>`select 1::int8 as a, 2::int4 as b, now() as c, '{"x":1}'::jsonb as d, true as e`.execute(db);
       expect(rows[0]).toMatchObject({ a: 1, b: 2, d: { x: 1 }, e: true });
       expect(rows[0].c).toBeInstanceOf(Date);
       const r = await db.selectNoFrom(sql<number>`count(*)`.as("n")).executeTakeFirstOrThrow();
@@ -86,7 +87,10 @@ describe.each<DriverKind>(["pg", "neon"])("connect() with the %s driver on the r
 });
 
 it("the neon driver goes through the WebSocket proxy, the pg driver does not", async () => {
-  for (const [driver, viaProxy] of [["neon", 1], ["pg", 0]] as const) {
+  for (const [driver, viaProxy] of [
+    ["neon", 1],
+    ["pg", 0],
+  ] as const) {
     const before = proxy!.connections;
     const db = await connect(URL, { driver });
     try {

@@ -45,7 +45,13 @@ afterAll(async () => {
 it(`${LOOPS} racing tick loops complete ${RUNS} runs with every step and every tx effect exactly once`, async () => {
   const instances: Durable[] = [];
   for (let i = 0; i < LOOPS; i++) {
-    instances.push(createDurable({ db: await connect(url, { driver: "pg", poolSize: 2 }), workflows: [order], secrets: { durable: "t" } }));
+    instances.push(
+      createDurable({
+        db: await connect(url, { driver: "pg", poolSize: 2 }),
+        workflows: [order],
+        secrets: { durable: "t" },
+      }),
+    );
   }
   const claimedBy = await Promise.all(
     instances.map(async (durable) => {
@@ -62,17 +68,27 @@ it(`${LOOPS} racing tick loops complete ${RUNS} runs with every step and every t
   expect(claimedBy.reduce((a, b) => a + b, 0)).toBe(RUNS);
   // More than one loop did real work: the claims interleaved.
   expect(claimedBy.filter((n) => n > 0).length).toBeGreaterThan(1);
-  const runs = await sql<{ status: string; n: number }>`select status, count(*)::int as n from durable_runs group by status`.execute(admin);
+  const runs = await sql<{
+    status: string;
+    n: number;
+  }>`select status, count(*)::int as n from durable_runs group by status`.execute(admin);
   expect(runs.rows).toEqual([{ status: "completed", n: RUNS }]);
-  const receipts = await sql<{ n: number }>`select count(*)::int as n from durable_steps where status = 'completed'`.execute(admin);
+  const receipts = await sql<{
+    n: number;
+  }>`select count(*)::int as n from durable_steps where status = 'completed'`.execute(admin);
   expect(receipts.rows[0]!.n).toBe(RUNS * 3);
-  const effects = await sql<{ run_id: string; n: number }>`select run_id, count(*)::int as n from race_effects group by run_id having count(*) <> 1`.execute(admin);
+  const effects = await sql<{
+    run_id: string;
+    n: number;
+  }>`select run_id, count(*)::int as n from race_effects group by run_id having count(*) <> 1`.execute(admin);
   expect(effects.rows).toEqual([]);
   expect((await sql<{ n: number }>`select count(*)::int as n from race_effects`.execute(admin)).rows[0]!.n).toBe(RUNS);
   for (let i = 0; i < RUNS; i++) {
     expect(executions.get(`run-${i}:price`)).toBe(1);
     expect(executions.get(`run-${i}:reserve`)).toBe(1);
   }
-  const rejected = await sql<{ n: number }>`select count(*)::int as n from durable_events where kind = 'fence.rejected'`.execute(admin);
+  const rejected = await sql<{
+    n: number;
+  }>`select count(*)::int as n from durable_events where kind = 'fence.rejected'`.execute(admin);
   expect(rejected.rows[0]!.n).toBe(0);
 });

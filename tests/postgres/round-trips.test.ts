@@ -21,7 +21,10 @@ const rt = defineWorkflow({
 
 let durable: Durable;
 beforeAll(async () => {
-  const db = await connect(await createTestDatabase("durable_round_trips"), { driver: "pg", onQuery: (q) => statements.push(q) });
+  const db = await connect(await createTestDatabase("durable_round_trips"), {
+    driver: "pg",
+    onQuery: (q) => statements.push(q),
+  });
   durable = createDurable({ db, workflows: [rt], secrets: { durable: "t" } });
   await durable.migrate();
   await sql`create table rt_effects (run_id text)`.execute(db);
@@ -31,8 +34,19 @@ afterAll(async () => {
 });
 
 const kindOf = (q: string) =>
-  /durable_claim_run/.test(q) ? "claim" : /durable_record_step/.test(q) ? "receipt" : /durable_finish_run/.test(q) ? "finish"
-    : /^begin/i.test(q) ? "begin" : /^commit/i.test(q) ? "commit" : /rt_effects/.test(q) ? "effect" : q.slice(0, 30);
+  /durable_claim_run/.test(q)
+    ? "claim"
+    : /durable_record_step/.test(q)
+      ? "receipt"
+      : /durable_finish_run/.test(q)
+        ? "finish"
+        : /^begin/i.test(q)
+          ? "begin"
+          : /^commit/i.test(q)
+            ? "commit"
+            : /rt_effects/.test(q)
+              ? "effect"
+              : q.slice(0, 30);
 
 it("claim 1, run step 1, tx step its statement + 3, the last step and the completion 1; an idle tick 1", async () => {
   await durable.start(rt, {}, { id: "rt-1" });
@@ -41,7 +55,10 @@ it("claim 1, run step 1, tx step its statement + 3, the last step and the comple
   expect(statements.map(kindOf)).toEqual([
     "claim", // claim + ledger load
     "receipt", // run step: one fenced receipt statement (held back until the next step starts)
-    "begin", "effect", "receipt", "commit", // tx step: its statement + 3
+    "begin",
+    "effect",
+    "receipt",
+    "commit", // tx step: its statement + 3
     "finish", // the value step's receipt folded into the completion
     "claim", // the tick looks for more work and finds none
   ]);

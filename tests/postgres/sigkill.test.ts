@@ -56,13 +56,23 @@ describe("a worker killed mid-run", () => {
       expect(effects.rows).toHaveLength(1);
       if (point === "inside-tx") {
         // The killed transaction rolled back; the new owner's attempt committed, flagged as a reclaim.
-        expect(status.output).toEqual({ charged: { attempt: 2, isReclaim: true }, notified: { attempt: 1, isReclaim: false } });
+        expect(status.output).toEqual({
+          charged: { attempt: 2, isReclaim: true },
+          notified: { attempt: 1, isReclaim: false },
+        });
         expect(effects.rows[0]!.attempt).toBe(2);
       } else {
         // The committed receipt answers; only the step after it runs again, as a reclaim.
-        expect(status.output).toEqual({ charged: { attempt: 1, isReclaim: false }, notified: { attempt: 2, isReclaim: true } });
+        expect(status.output).toEqual({
+          charged: { attempt: 1, isReclaim: false },
+          notified: { attempt: 2, isReclaim: true },
+        });
       }
-      const idle = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(db);
+      const idle = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(
+        db,
+      );
       expect(idle.rows[0]!.n).toBe(0);
     });
   }

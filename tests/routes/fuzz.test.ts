@@ -17,23 +17,63 @@ afterAll(() => fx.durable.close());
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 const ROUTES = ["tick", "signal", "runs", "run", "cancel", "retry"] as const;
-const nasty = fc.constantFrom("", " ", "\u0000", "'; drop table durable_runs; --", "$1", "%00", "../..", "🙂", "x".repeat(300), "constructor", "__proto__");
+const nasty = fc.constantFrom(
+  "",
+  " ",
+  "\u0000",
+  "'; drop table durable_runs; --",
+  "$1",
+  "%00",
+  "../..",
+  "🙂",
+  "x".repeat(300),
+  "constructor",
+  "__proto__",
+);
 const runId = fc.oneof(fc.constantFrom("fuzz-done", "fuzz-waiting", "missing"), nasty, fc.string({ maxLength: 20 }));
 const jsonValue = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant({ approved: true }), fc.constant(null));
 const body = fc.oneof(
   fc.constant(undefined),
   fc.string({ maxLength: 50 }),
-  fc.record({ runId, name: fc.oneof(fc.constantFrom("decision", "other"), nasty), payload: jsonValue }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
-  fc.record({ workflow: fc.oneof(fc.constantFrom("greet", "approval", "nope"), nasty), input: jsonValue, id: runId }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
+  fc
+    .record(
+      { runId, name: fc.oneof(fc.constantFrom("decision", "other"), nasty), payload: jsonValue },
+      { requiredKeys: [] },
+    )
+    .map((v) => JSON.stringify(v)),
+  fc
+    .record(
+      { workflow: fc.oneof(fc.constantFrom("greet", "approval", "nope"), nasty), input: jsonValue, id: runId },
+      { requiredKeys: [] },
+    )
+    .map((v) => JSON.stringify(v)),
   fc.record({ reason: jsonValue }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
   jsonValue.map((v) => JSON.stringify(v)),
 );
 const auth = fc.oneof(
   fc.constant(undefined),
-  fc.constantFrom(`Bearer ${SECRETS.durable}`, `Bearer ${SECRETS.cron}`, `Bearer  ${SECRETS.durable}`, "Bearer", "Basic abc", `bearer ${SECRETS.durable}`),
+  fc.constantFrom(
+    `Bearer ${SECRETS.durable}`,
+    `Bearer ${SECRETS.cron}`,
+    `Bearer  ${SECRETS.durable}`,
+    "Bearer",
+    "Basic abc",
+    `bearer ${SECRETS.durable}`,
+  ),
   fc.string({ maxLength: 30 }).map((s) => `Bearer ${s}`),
 );
-const query = fc.oneof(fc.constant(""), fc.constantFrom("?limit=0", "?limit=5", "?status=failed", "?status=x", "?cursor=abc", "?workflow=greet", `?secret=${SECRETS.cron}`));
+const query = fc.oneof(
+  fc.constant(""),
+  fc.constantFrom(
+    "?limit=0",
+    "?limit=5",
+    "?status=failed",
+    "?status=x",
+    "?cursor=abc",
+    "?workflow=greet",
+    `?secret=${SECRETS.cron}`,
+  ),
+);
 
 const admin = () => `Bearer ${SECRETS.durable}`;
 const RIGHT: Record<(typeof ROUTES)[number], { methods: (typeof METHODS)[number][]; auth: (id: string) => string }> = {
@@ -51,8 +91,16 @@ describe("HTTP property fuzz", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.record({
-          anyMethod: fc.constantFrom(...METHODS), route: fc.constantFrom(...ROUTES), id: runId, body, anyAuth: auth, query,
-          signed: fc.boolean(), ua: fc.boolean(), rightMethod: fc.integer({ min: 0, max: 9 }), rightAuth: fc.integer({ min: 0, max: 9 }),
+          anyMethod: fc.constantFrom(...METHODS),
+          route: fc.constantFrom(...ROUTES),
+          id: runId,
+          body,
+          anyAuth: auth,
+          query,
+          signed: fc.boolean(),
+          ua: fc.boolean(),
+          rightMethod: fc.integer({ min: 0, max: 9 }),
+          rightAuth: fc.integer({ min: 0, max: 9 }),
         }),
         async ({ anyMethod, route, id, body, anyAuth, query, signed, ua, rightMethod, rightAuth }) => {
           // Mostly the route's own method and credential, so the fuzz gets past 405 and 401 often.
@@ -69,7 +117,12 @@ describe("HTTP property fuzz", () => {
             headers.set("webhook-signature", signWebhook(SIGNAL_KEY, `fuzz-${id.length}`, now, body ?? ""));
           }
           const hasBody = body !== undefined && method !== "GET";
-          const path = route === "run" ? `/runs/${encodeURIComponent(id)}` : route === "cancel" || route === "retry" ? `/runs/${encodeURIComponent(id)}/${route}` : `/${route}`;
+          const path =
+            route === "run"
+              ? `/runs/${encodeURIComponent(id)}`
+              : route === "cancel" || route === "retry"
+                ? `/runs/${encodeURIComponent(id)}/${route}`
+                : `/${route}`;
           const request = new Request(url(path + query), { method, headers, ...(hasBody ? { body } : {}) });
           const handler = (fx.routes[route] as DurableRoutes["run"])[method];
           const before = await fingerprint(fx.db);
@@ -79,7 +132,11 @@ describe("HTTP property fuzz", () => {
           expect(response.status, `${method} ${path}${query}`).toBeLessThan(500);
           if (response.status >= 400) {
             const answer = await response.json();
-            expect(answer.error).toEqual({ code: expect.any(String), message: expect.any(String), ...(answer.error.issues ? { issues: expect.anything() } : {}) });
+            expect(answer.error).toEqual({
+              code: expect.any(String),
+              message: expect.any(String),
+              ...(answer.error.issues ? { issues: expect.anything() } : {}),
+            });
             expect(await fingerprint(fx.db)).toEqual(before);
           }
         },

@@ -89,7 +89,10 @@ export async function expectRefused(
   const response = await send();
   await routes.idle();
   const body = await response.json();
-  expect({ status: response.status, body }).toMatchObject({ status, body: { error: { code: expect.any(String), message: expect.any(String) } } });
+  expect({ status: response.status, body }).toMatchObject({
+    status,
+    body: { error: { code: expect.any(String), message: expect.any(String) } },
+  });
   if (code) expect(body.error.code).toBe(code);
   expect(await fingerprint(fixture.db)).toEqual(before);
   return body;
@@ -99,7 +102,12 @@ export const url = (path: string) => `http://localhost/api/durable${path}`;
 export const params = (id: string) => ({ params: Promise.resolve({ id }) });
 export const admin = { authorization: `Bearer ${SECRETS.durable}` };
 
-export function jsonRequest(path: string, body: unknown, headers: Record<string, string> = {}, method = "POST"): Request {
+export function jsonRequest(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  method = "POST",
+): Request {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return new Request(url(path), { method, headers: { "content-type": "application/json", ...headers }, body: text });
 }
@@ -111,7 +119,10 @@ export function signedSignal(
 ): Request {
   const id = options.id ?? `msg_${Math.random().toString(36).slice(2)}`;
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
-  const signatures = [...(options.extraSignatures ?? []), ...(options.keys ?? [SIGNAL_KEY]).map((key) => signWebhook(key, id, timestamp, body))];
+  const signatures = [
+    ...(options.extraSignatures ?? []),
+    ...(options.keys ?? [SIGNAL_KEY]).map((key) => signWebhook(key, id, timestamp, body)),
+  ];
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "webhook-id": id,

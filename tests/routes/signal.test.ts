@@ -2,7 +2,19 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { MAX_BODY_BYTES } from "@/lib/durable/next";
 import { signWebhook } from "@/lib/durable/http/webhook";
 import {
-  admin, approval, createFixture, expectRefused, fingerprint, greet, jsonRequest, OLD_SIGNAL_KEY, SECRETS, SIGNAL_KEY, signedSignal, url, whsec,
+  admin,
+  approval,
+  createFixture,
+  expectRefused,
+  fingerprint,
+  greet,
+  jsonRequest,
+  OLD_SIGNAL_KEY,
+  SECRETS,
+  SIGNAL_KEY,
+  signedSignal,
+  url,
+  whsec,
   type RouteFixture,
 } from "./harness";
 
@@ -22,8 +34,10 @@ async function freshRun(): Promise<string> {
   await fx.durable.start(approval, { docId: id }, { id });
   return id;
 }
-const decision = (runId: string, payload: unknown = { approved: true }) => JSON.stringify({ runId, name: "decision", payload });
-const signalRows = (runId: string) => fx.db.selectFrom("durable_signals").selectAll().where("run_id", "=", runId).execute();
+const decision = (runId: string, payload: unknown = { approved: true }) =>
+  JSON.stringify({ runId, name: "decision", payload });
+const signalRows = (runId: string) =>
+  fx.db.selectFrom("durable_signals").selectAll().where("run_id", "=", runId).execute();
 
 describe("POST /api/durable/signal: Standard Webhooks", () => {
   it("delivers a signed signal (202), keeps webhook-id as the delivery id, and advances the run", async () => {
@@ -57,18 +71,27 @@ describe("POST /api/durable/signal: Standard Webhooks", () => {
 
   it("accepts a header whose second signature is the valid one", async () => {
     const runId = await freshRun();
-    const response = await fx.routes.signal.POST(signedSignal(decision(runId), { extraSignatures: ["v1,Zm9vYmFyYmF6", "v1a,AAAA"] }));
+    const response = await fx.routes.signal.POST(
+      signedSignal(decision(runId), { extraSignatures: ["v1,Zm9vYmFyYmF6", "v1a,AAAA"] }),
+    );
     expect(response.status).toBe(202);
     await fx.routes.idle();
   });
 
   it("accepts the previous key during a rotation and refuses it once removed", async () => {
-    const rotating = fx.routesWith({ secrets: { ...SECRETS, signal: `${whsec(SIGNAL_KEY)},${whsec(OLD_SIGNAL_KEY)}` } });
+    const rotating = fx.routesWith({
+      secrets: { ...SECRETS, signal: `${whsec(SIGNAL_KEY)},${whsec(OLD_SIGNAL_KEY)}` },
+    });
     const runId = await freshRun();
     expect((await rotating.signal.POST(signedSignal(decision(runId), { keys: [OLD_SIGNAL_KEY] }))).status).toBe(202);
     await rotating.idle();
     const other = await freshRun();
-    await expectRefused(fx, () => fx.routes.signal.POST(signedSignal(decision(other), { keys: [OLD_SIGNAL_KEY] })), 401, "unauthorized");
+    await expectRefused(
+      fx,
+      () => fx.routes.signal.POST(signedSignal(decision(other), { keys: [OLD_SIGNAL_KEY] })),
+      401,
+      "unauthorized",
+    );
   });
 
   describe("refuses with 401 and changes nothing", () => {
@@ -76,7 +99,8 @@ describe("POST /api/durable/signal: Standard Webhooks", () => {
     beforeAll(async () => {
       runId = await freshRun();
     });
-    const refuse = (request: () => Request) => expectRefused(fx, () => fx.routes.signal.POST(request()), 401, "unauthorized");
+    const refuse = (request: () => Request) =>
+      expectRefused(fx, () => fx.routes.signal.POST(request()), 401, "unauthorized");
 
     it.each(["webhook-id", "webhook-timestamp", "webhook-signature"])("a delivery without %s", async (header) => {
       await refuse(() => signedSignal(decision(runId), { omit: [header] }));
@@ -91,7 +115,11 @@ describe("POST /api/durable/signal: Standard Webhooks", () => {
       const request = (signature: string) =>
         new Request(url("/signal"), {
           method: "POST",
-          headers: { "webhook-id": "m1", "webhook-timestamp": String(Math.floor(Date.now() / 1000)), "webhook-signature": signature },
+          headers: {
+            "webhook-id": "m1",
+            "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+            "webhook-signature": signature,
+          },
           body: decision(runId),
         });
       await refuse(() => request("v1,!!!not base64!!!"));
@@ -115,7 +143,9 @@ describe("POST /api/durable/signal: Standard Webhooks", () => {
 
     it("the cron secret or a status token as bearer", async () => {
       await refuse(() => jsonRequest("/signal", decision(runId), { authorization: `Bearer ${SECRETS.cron}` }));
-      await refuse(() => jsonRequest("/signal", decision(runId), { authorization: `Bearer ${fx.durable.statusToken(runId)}` }));
+      await refuse(() =>
+        jsonRequest("/signal", decision(runId), { authorization: `Bearer ${fx.durable.statusToken(runId)}` }),
+      );
     });
   });
 
@@ -136,8 +166,17 @@ describe("POST /api/durable/signal: bad input", () => {
     const big = decision(runId, { approved: true, pad: "x".repeat(MAX_BODY_BYTES) });
     await expectRefused(fx, () => fx.routes.signal.POST(signedSignal(big)), 413, "payload_too_large");
     // Unsigned, with no headers at all: still 413, not 401, so the cap runs first.
-    await expectRefused(fx, () => fx.routes.signal.POST(new Request(url("/signal"), { method: "POST", body: big })), 413, "payload_too_large");
-    const streamed = new Request(url("/signal"), { method: "POST", body: new Blob([big]).stream(), duplex: "half" } as RequestInit);
+    await expectRefused(
+      fx,
+      () => fx.routes.signal.POST(new Request(url("/signal"), { method: "POST", body: big })),
+      413,
+      "payload_too_large",
+    );
+    const streamed = new Request(url("/signal"), {
+      method: "POST",
+      body: new Blob([big]).stream(),
+      duplex: "half",
+    } as RequestInit);
     await expectRefused(fx, () => fx.routes.signal.POST(streamed), 413, "payload_too_large");
   });
 
@@ -149,15 +188,32 @@ describe("POST /api/durable/signal: bad input", () => {
 
   it("refuses a request that fails the request schema with 422 and its issues", async () => {
     const runId = await freshRun();
-    for (const body of [{}, { runId }, { runId, name: "" }, { runId: 7, name: "decision" }, { runId: "x".repeat(256), name: "decision" }, { runId: "a\u0000", name: "decision" }]) {
-      const refused = await expectRefused(fx, () => fx.routes.signal.POST(signedSignal(JSON.stringify(body))), 422, "invalid_input");
+    for (const body of [
+      {},
+      { runId },
+      { runId, name: "" },
+      { runId: 7, name: "decision" },
+      { runId: "x".repeat(256), name: "decision" },
+      { runId: "a\u0000", name: "decision" },
+    ]) {
+      const refused = await expectRefused(
+        fx,
+        () => fx.routes.signal.POST(signedSignal(JSON.stringify(body))),
+        422,
+        "invalid_input",
+      );
       expect(Array.isArray(refused.error.issues)).toBe(true);
     }
   });
 
   it("refuses a payload failing the signal's schema, or an undeclared signal, with 422", async () => {
     const runId = await freshRun();
-    await expectRefused(fx, () => fx.routes.signal.POST(signedSignal(decision(runId, { approved: "yes" }))), 422, "invalid_input");
+    await expectRefused(
+      fx,
+      () => fx.routes.signal.POST(signedSignal(decision(runId, { approved: "yes" }))),
+      422,
+      "invalid_input",
+    );
     await expectRefused(fx, () => fx.routes.signal.POST(signedSignal(decision(runId, null))), 422, "invalid_input");
     const undeclared = JSON.stringify({ runId, name: "other", payload: {} });
     await expectRefused(fx, () => fx.routes.signal.POST(signedSignal(undeclared)), 422, "invalid_input");
@@ -218,7 +274,18 @@ describe("POST /api/durable/signal: admin bearer", () => {
 
   it("refuses a wrong admin bearer with 401", async () => {
     const runId = await freshRun();
-    await expectRefused(fx, () => fx.routes.signal.POST(jsonRequest("/signal", decision(runId), { authorization: "Bearer nope" })), 401, "unauthorized");
-    await expectRefused(fx, () => fx.routes.signal.POST(jsonRequest("/signal", decision(runId), { authorization: `Bearer  ${SECRETS.durable}` })), 401, "unauthorized");
+    await expectRefused(
+      fx,
+      () => fx.routes.signal.POST(jsonRequest("/signal", decision(runId), { authorization: "Bearer nope" })),
+      401,
+      "unauthorized",
+    );
+    await expectRefused(
+      fx,
+      () =>
+        fx.routes.signal.POST(jsonRequest("/signal", decision(runId), { authorization: `Bearer  ${SECRETS.durable}` })),
+      401,
+      "unauthorized",
+    );
   });
 });

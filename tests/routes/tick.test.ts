@@ -36,7 +36,12 @@ describe("GET /api/durable/tick: auth", () => {
 
   it("refuses the secret in the query string", async () => {
     const path = `/tick?secret=${SECRETS.cron}&CRON_SECRET=${SECRETS.cron}&authorization=Bearer%20${SECRETS.cron}`;
-    await expectRefused(fx, () => fx.routes.tick.GET(tick({ "user-agent": "vercel-cron/1.0" }, path)), 401, "unauthorized");
+    await expectRefused(
+      fx,
+      () => fx.routes.tick.GET(tick({ "user-agent": "vercel-cron/1.0" }, path)),
+      401,
+      "unauthorized",
+    );
   });
 
   it("answers every other method with 405 and an allow header", async () => {
@@ -52,13 +57,23 @@ describe("GET /api/durable/tick: auth", () => {
     const routes = fx.routesWith({ secrets: { durable: SECRETS.durable, signal: SECRETS.signal } });
     vi.stubEnv("NODE_ENV", "production");
     vi.stubEnv("CRON_SECRET", undefined);
-    const attempts: Record<string, string>[] = [{}, { authorization: "Bearer dev-cron-secret" }, { authorization: "Bearer " }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: "Bearer dev-cron-secret" },
+      { authorization: "Bearer " },
+    ];
     for (const headers of attempts) {
       const body = await expectRefused(fx, () => routes.tick.GET(tick(headers)), 503, "secret_missing", routes);
       expect(body.error.message).toMatch(/CRON_SECRET/);
     }
     vi.stubEnv("CRON_SECRET", "from-the-environment");
-    await expectRefused(fx, () => routes.tick.GET(tick({ authorization: "Bearer dev-cron-secret" })), 401, "unauthorized", routes);
+    await expectRefused(
+      fx,
+      () => routes.tick.GET(tick({ authorization: "Bearer dev-cron-secret" })),
+      401,
+      "unauthorized",
+      routes,
+    );
     const ok = await routes.tick.GET(tick({ authorization: "Bearer from-the-environment" }));
     expect(ok.status).toBe(200);
   });
@@ -68,7 +83,9 @@ describe("GET /api/durable/tick: draining", () => {
   it("drains every due run within the budget and answers a TickReport", async () => {
     const ids = ["drain-1", "drain-2", "drain-3"];
     for (const id of ids) await fx.durable.start(greet, { name: id }, { id });
-    const response = await fx.routes.tick.GET(tick({ authorization: `Bearer ${SECRETS.cron}`, "user-agent": "vercel-cron/1.0" }));
+    const response = await fx.routes.tick.GET(
+      tick({ authorization: `Bearer ${SECRETS.cron}`, "user-agent": "vercel-cron/1.0" }),
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
     const report = tickReportSchema.parse(await response.json());
@@ -90,7 +107,9 @@ describe("GET /api/durable/tick: draining", () => {
 
   it("without a platform deadline, budgets maxDuration minus the margin", async () => {
     const routes = fx.routesWith({ maxDuration: 60, budgetMarginMs: 5000 });
-    const report = tickReportSchema.parse(await (await routes.tick.GET(tick({ authorization: `Bearer ${SECRETS.cron}` }))).json());
+    const report = tickReportSchema.parse(
+      await (await routes.tick.GET(tick({ authorization: `Bearer ${SECRETS.cron}` }))).json(),
+    );
     expect(report.budgetLeftMs).toBeGreaterThan(50_000);
     expect(report.budgetLeftMs).toBeLessThanOrEqual(55_000);
   });

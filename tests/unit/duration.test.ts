@@ -28,7 +28,23 @@ describe("toMs", () => {
   });
 
   it.each([
-    "", "10", "5 m", " 5m", "5m ", "-1s", "+1s", "1w", "5M", "1S", "1.s", ".5s", "1e3ms", "s", "1m30s", "Infinityms", "NaNs",
+    "",
+    "10",
+    "5 m",
+    " 5m",
+    "5m ",
+    "-1s",
+    "+1s",
+    "1w",
+    "5M",
+    "1S",
+    "1.s",
+    ".5s",
+    "1e3ms",
+    "s",
+    "1m30s",
+    "Infinityms",
+    "NaNs",
   ])("rejects the string %j", (input) => {
     expect(() => toMs(input)).toThrow(InvalidInputError);
   });

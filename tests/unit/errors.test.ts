@@ -85,7 +85,16 @@ describe("error classes", () => {
   });
 
   it("DurableError.is rejects errors outside the taxonomy", () => {
-    for (const v of [new Error("x"), new TypeError("x"), { name: "FatalStepError" }, { name: "Other", code: "x" }, null, undefined, "FatalStepError", 42]) {
+    for (const v of [
+      new Error("x"),
+      new TypeError("x"),
+      { name: "FatalStepError" },
+      { name: "Other", code: "x" },
+      null,
+      undefined,
+      "FatalStepError",
+      42,
+    ]) {
       expect(DurableError.is(v)).toBe(false);
     }
     expect(FatalStepError.is(null)).toBe(false);

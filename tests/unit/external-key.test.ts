@@ -16,9 +16,13 @@ describe("externalKeyFor", () => {
   });
 
   it("is wfe- plus the first 32 hex digits of sha256(runId NUL stepId)", () => {
-    for (const [runId, stepId] of [["doc-42", "notify"], ["", ""], ["a".repeat(500), "步骤"]] as const) {
+    for (const [runId, stepId] of [
+      ["doc-42", "notify"],
+      ["", ""],
+      ["a".repeat(500), "步骤"],
+    ] as const) {
       const bytes = Buffer.concat([Buffer.from(runId, "utf8"), Buffer.from([0]), Buffer.from(stepId, "utf8")]);
-      const expected = "wfe-" + createHash("sha256").update(bytes).digest("hex").slice(0, 32);
+      const expected = `wfe-${createHash("sha256").update(bytes).digest("hex").slice(0, 32)}`;
       expect(externalKeyFor(runId, stepId)).toBe(expected);
     }
   });

@@ -45,11 +45,11 @@ describe("toJsonText", () => {
   it("enforces the default limit of 1 MiB", () => {
     const atLimit = "x".repeat(DEFAULT_MAX_RESULT_BYTES - 2); // plus the two quotes
     expect(toJsonText(atLimit, opts).length).toBe(DEFAULT_MAX_RESULT_BYTES);
-    expect(() => toJsonText(atLimit + "x", opts)).toThrow(ResultTooLargeError);
+    expect(() => toJsonText(`${atLimit}x`, opts)).toThrow(ResultTooLargeError);
   });
 
   it("refuses a NUL character, which Postgres jsonb cannot store, naming the step", () => {
-    for (const v of ["a\u0000b", { nested: ["\u0000"] }, { ["k\u0000"]: 1 }]) {
+    for (const v of ["a\u0000b", { nested: ["\u0000"] }, { "k\u0000": 1 }]) {
       const e = thrown(() => toJsonText(v, { limit: 1000, stepId: "fetch-doc" }));
       expect(InvalidInputError.is(e)).toBe(true);
       expect((e as Error).message).toContain('"fetch-doc"');
@@ -77,7 +77,11 @@ describe("toJsonText", () => {
     expect(InvalidInputError.is(e)).toBe(true);
     expect((e as Error).message).toContain('result of step "loop" cannot be serialized as JSON');
     expect((e as Error).cause).toBeInstanceOf(TypeError);
-    const throwing = { toJSON: () => { throw new Error("nope"); } };
+    const throwing = {
+      toJSON: () => {
+        throw new Error("nope");
+      },
+    };
     expect(() => toJsonText(throwing, opts)).toThrow(/nope/);
   });
 });

@@ -94,7 +94,11 @@ describe("RunPoller", () => {
 
   it("stops for good once the run is terminal", async () => {
     for (const status of ["completed", "failed", "cancelled"] as const) {
-      const f = fakeFetch(runStatus(), runStatus({ status: "running", waitingFor: null }), runStatus({ status, waitingFor: null }));
+      const f = fakeFetch(
+        runStatus(),
+        runStatus({ status: "running", waitingFor: null }),
+        runStatus({ status, waitingFor: null }),
+      );
       const { p, states } = poller(f.fetch);
       p.start();
       await vi.advanceTimersByTimeAsync(120_000);
@@ -122,13 +126,23 @@ describe("RunPoller", () => {
   });
 
   it("reports a 5xx or a network failure, keeps the last run, backs off and recovers", async () => {
-    const f = fakeFetch(runStatus(), { http: 503, body: { error: { code: "secret_missing", message: "DURABLE_SECRET is not set" } } }, new TypeError("fetch failed"), runStatus());
+    const f = fakeFetch(
+      runStatus(),
+      { http: 503, body: { error: { code: "secret_missing", message: "DURABLE_SECRET is not set" } } },
+      new TypeError("fetch failed"),
+      runStatus(),
+    );
     const { p, states } = poller(f.fetch);
     p.start();
     await vi.advanceTimersByTimeAsync(0);
     await vi.advanceTimersByTimeAsync(1000);
     expect(states.at(-1)!.run).toEqual(runStatus());
-    expect(states.at(-1)!.error).toMatchObject({ name: "RunPollError", status: 503, code: "secret_missing", message: "DURABLE_SECRET is not set" });
+    expect(states.at(-1)!.error).toMatchObject({
+      name: "RunPollError",
+      status: 503,
+      code: "secret_missing",
+      message: "DURABLE_SECRET is not set",
+    });
     await vi.advanceTimersByTimeAsync(2000);
     expect(states.at(-1)!.error).toMatchObject({ status: 0, code: "network_error", message: "fetch failed" });
     expect(states.at(-1)!.run).toEqual(runStatus());
@@ -171,10 +185,13 @@ describe("RunPoller", () => {
 
   it("drops an answer that arrives after stop(), and polls no more", async () => {
     let release!: (r: Response) => void;
-    const slow = vi.fn((_url: string, init: RequestInit) => new Promise<Response>((resolve, reject) => {
-      release = resolve;
-      init.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")));
-    }));
+    const slow = vi.fn(
+      (_url: string, init: RequestInit) =>
+        new Promise<Response>((resolve, reject) => {
+          release = resolve;
+          init.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")));
+        }),
+    );
     const { p, states } = poller(slow as unknown as typeof fetch);
     p.start();
     await vi.advanceTimersByTimeAsync(0);
@@ -187,7 +204,11 @@ describe("RunPoller", () => {
   });
 
   it("refresh() polls at once, even a finished run (after a retry it moves again)", async () => {
-    const f = fakeFetch(runStatus({ status: "failed", waitingFor: null }), runStatus({ status: "pending", waitingFor: null }), runStatus({ status: "completed", waitingFor: null }));
+    const f = fakeFetch(
+      runStatus({ status: "failed", waitingFor: null }),
+      runStatus({ status: "pending", waitingFor: null }),
+      runStatus({ status: "completed", waitingFor: null }),
+    );
     const { p, states } = poller(f.fetch);
     p.start();
     await vi.advanceTimersByTimeAsync(10_000);
@@ -202,8 +223,12 @@ describe("RunPoller", () => {
   });
 
   it("knows the terminal statuses", () => {
-    expect(["completed", "failed", "cancelled"].map((status) => isTerminal(runStatus({ status } as Partial<RunStatus>)))).toEqual([true, true, true]);
-    expect(["pending", "running", "waiting"].map((status) => isTerminal(runStatus({ status } as Partial<RunStatus>)))).toEqual([false, false, false]);
+    expect(
+      ["completed", "failed", "cancelled"].map((status) => isTerminal(runStatus({ status } as Partial<RunStatus>))),
+    ).toEqual([true, true, true]);
+    expect(
+      ["pending", "running", "waiting"].map((status) => isTerminal(runStatus({ status } as Partial<RunStatus>))),
+    ).toEqual([false, false, false]);
     expect(isTerminal(null)).toBe(false);
   });
 });
@@ -211,13 +236,24 @@ describe("RunPoller", () => {
 describe("useDurableRun (server render)", () => {
   function Probe(props: { initial?: RunStatus; fetch: typeof fetch }) {
     const { run, error, isLoading, refresh } = useDurableRun("run/1", { token: "tok-1", ...props });
-    return createElement("pre", null, JSON.stringify({ status: run?.status ?? null, error: error?.message ?? null, isLoading, refresh: typeof refresh }));
+    return createElement(
+      "pre",
+      null,
+      JSON.stringify({
+        status: run?.status ?? null,
+        error: error?.message ?? null,
+        isLoading,
+        refresh: typeof refresh,
+      }),
+    );
   }
   const decode = (html: string) => JSON.parse(html.replace(/^<pre>|<\/pre>$/g, "").replace(/&quot;/g, '"'));
 
   it("renders the initial status the server read, without fetching", () => {
     const f = fakeFetch(runStatus());
-    const html = renderToString(createElement(Probe, { initial: runStatus({ status: "running", waitingFor: null }), fetch: f.fetch }));
+    const html = renderToString(
+      createElement(Probe, { initial: runStatus({ status: "running", waitingFor: null }), fetch: f.fetch }),
+    );
     expect(decode(html)).toEqual({ status: "running", error: null, isLoading: false, refresh: "function" });
     expect(f.calls).toHaveLength(0);
   });

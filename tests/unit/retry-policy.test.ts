@@ -32,12 +32,16 @@ describe("resolveRetryPolicy", () => {
 
   it("rejects malformed durations, naming the option", () => {
     expect(() => resolveRetryPolicy({ retryDelay: "10" })).toThrow(/invalid retryDelay: "10"/);
-    expect(() => resolveRetryPolicy({ retryBackoff: { maxDelay: "1w" } })).toThrow(/invalid retryBackoff\.maxDelay: "1w"/);
+    expect(() => resolveRetryPolicy({ retryBackoff: { maxDelay: "1w" } })).toThrow(
+      /invalid retryBackoff\.maxDelay: "1w"/,
+    );
     expect(() => resolveRetryPolicy({ retryDelay: -5 })).toThrow(InvalidInputError);
   });
 
   it("rejects a non-boolean jitter", () => {
-    expect(() => resolveRetryPolicy({ retryBackoff: { jitter: "yes" as unknown as boolean } })).toThrow(InvalidInputError);
+    expect(() => resolveRetryPolicy({ retryBackoff: { jitter: "yes" as unknown as boolean } })).toThrow(
+      InvalidInputError,
+    );
   });
 });
 
@@ -81,7 +85,11 @@ describe("retryDelayMs", () => {
   });
 
   it("does not consult random without jitter", () => {
-    expect(retryDelayMs(policy, 1, () => { throw new Error("random called"); })).toBe(10_000);
+    expect(
+      retryDelayMs(policy, 1, () => {
+        throw new Error("random called");
+      }),
+    ).toBe(10_000);
   });
 
   it("uses Math.random by default when jittering, staying within [0, capped)", () => {

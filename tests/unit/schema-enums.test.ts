@@ -6,7 +6,9 @@ import { runStatusValues, stepKindValues, stepStatusValues } from "@/lib/durable
 const sqlText = migrations.map((m) => m.sql).join("\n");
 const checkValues = (table: string, column: string): string[] => {
   const body = sqlText.slice(sqlText.indexOf(`create table ${table}`));
-  const match = new RegExp(`\\n  ${column} text not null[^\\n]*\\n?\\s*check \\(${column} in \\(([^)]*)\\)\\)`).exec(body);
+  const match = new RegExp(`\\n  ${column} text not null[^\\n]*\\n?\\s*check \\(${column} in \\(([^)]*)\\)\\)`).exec(
+    body,
+  );
   if (!match) throw new Error(`no check constraint for ${table}.${column}`);
   return match[1]!.split(",").map((v) => v.trim().replace(/'/g, ""));
 };

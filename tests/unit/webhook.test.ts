@@ -24,8 +24,11 @@ const headers = (over: Record<string, string | undefined> = {}) => {
   return new Headers(Object.entries(all).filter((entry): entry is [string, string] => entry[1] !== undefined));
 };
 const keys = parseWebhookSecrets(VECTOR.secret);
-const verify = (over: Record<string, string | undefined> = {}, body: string | Uint8Array = VECTOR.body, nowSeconds = VECTOR.timestamp) =>
-  verifyWebhook({ keys, headers: headers(over), body, nowSeconds });
+const verify = (
+  over: Record<string, string | undefined> = {},
+  body: string | Uint8Array = VECTOR.body,
+  nowSeconds = VECTOR.timestamp,
+) => verifyWebhook({ keys, headers: headers(over), body, nowSeconds });
 
 describe("Standard Webhooks verification", () => {
   it("reproduces and accepts the specification's test vector", () => {
@@ -72,9 +75,13 @@ describe("Standard Webhooks verification", () => {
     const other = `whsec_${Buffer.from("another-key-another-key-another!").toString("base64")}`;
     const rotating = parseWebhookSecrets(`${other}, ${VECTOR.secret}`);
     expect(rotating).toHaveLength(2);
-    expect(verifyWebhook({ keys: rotating, headers: headers(), body: VECTOR.body, nowSeconds: VECTOR.timestamp }).ok).toBe(true);
+    expect(
+      verifyWebhook({ keys: rotating, headers: headers(), body: VECTOR.body, nowSeconds: VECTOR.timestamp }).ok,
+    ).toBe(true);
     const removed = parseWebhookSecrets(other);
-    expect(verifyWebhook({ keys: removed, headers: headers(), body: VECTOR.body, nowSeconds: VECTOR.timestamp }).ok).toBe(false);
+    expect(
+      verifyWebhook({ keys: removed, headers: headers(), body: VECTOR.body, nowSeconds: VECTOR.timestamp }).ok,
+    ).toBe(false);
   });
 
   it("accepts a key pasted without its whsec_ prefix and refuses malformed or empty keys", () => {

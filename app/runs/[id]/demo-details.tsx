@@ -19,8 +19,14 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
       const { rows: orders } = await sql<any>`
         select o.id, o.quantity, o.amount_cents, o.status, i.name, i.on_hand, i.reserved
         from demo_orders o join demo_inventory i on i.sku = o.sku where o.run_id = ${runId}`.execute(db);
-      const { rows: payments } = await sql<any>`select id, kind, amount_cents, status from mock_payments where run_id = ${runId} order by created_at`.execute(db);
-      const { rows: hooks } = await sql<any>`select outcome, count(*)::int as n from mock_webhook_deliveries where run_id = ${runId} group by outcome`.execute(db);
+      const { rows: payments } =
+        await sql<any>`select id, kind, amount_cents, status from mock_payments where run_id = ${runId} order by created_at`.execute(
+          db,
+        );
+      const { rows: hooks } =
+        await sql<any>`select outcome, count(*)::int as n from mock_webhook_deliveries where run_id = ${runId} group by outcome`.execute(
+          db,
+        );
       const order = orders[0];
       const hook = (outcome: string) => hooks.find((h) => h.outcome === outcome)?.n ?? 0;
       return (
@@ -29,22 +35,45 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
           {order ? (
             <dl className="facts">
               <dt>Order</dt>
-              <dd><code>{order.id}</code> · {order.quantity} × {order.name} · {formatMoney(order.amount_cents)} · <strong>{order.status}</strong></dd>
+              <dd>
+                <code>{order.id}</code> · {order.quantity} × {order.name} · {formatMoney(order.amount_cents)} ·{" "}
+                <strong>{order.status}</strong>
+              </dd>
               <dt>Stock</dt>
-              <dd>{order.on_hand} on hand, {order.reserved} reserved</dd>
+              <dd>
+                {order.on_hand} on hand, {order.reserved} reserved
+              </dd>
             </dl>
-          ) : <p className="muted">No order yet.</p>}
-          <ProviderLine counts={counts} provider="payments" operation="charge" noun="charge" made={payments.filter((p) => p.kind === "charge").length} />
+          ) : (
+            <p className="muted">No order yet.</p>
+          )}
+          <ProviderLine
+            counts={counts}
+            provider="payments"
+            operation="charge"
+            noun="charge"
+            made={payments.filter((p) => p.kind === "charge").length}
+          />
           {payments.some((p) => p.kind === "refund") ? (
-            <ProviderLine counts={counts} provider="payments" operation="refund" noun="refund" made={payments.filter((p) => p.kind === "refund").length} />
+            <ProviderLine
+              counts={counts}
+              provider="payments"
+              operation="refund"
+              noun="refund"
+              made={payments.filter((p) => p.kind === "refund").length}
+            />
           ) : null}
-          {payments.filter((p) => p.kind === "charge").map((p) => (
-            <p key={p.id} className="small"><code>{p.id}</code> {formatMoney(p.amount_cents)} · {p.status}</p>
-          ))}
+          {payments
+            .filter((p) => p.kind === "charge")
+            .map((p) => (
+              <p key={p.id} className="small">
+                <code>{p.id}</code> {formatMoney(p.amount_cents)} · {p.status}
+              </p>
+            ))}
           {hook("delivered") + hook("duplicate") + hook("refused") > 0 ? (
             <p className="small">
-              Webhook <code>payment.settled</code>: sent {hook("delivered") + hook("duplicate") + hook("refused")} times,{" "}
-              <strong>{hook("delivered")} delivered</strong>, {hook("duplicate")} recognised as a repeat
+              Webhook <code>payment.settled</code>: sent {hook("delivered") + hook("duplicate") + hook("refused")}{" "}
+              times, <strong>{hook("delivered")} delivered</strong>, {hook("duplicate")} recognised as a repeat
               {hook("refused") ? `, ${hook("refused")} refused` : ""}.
             </p>
           ) : null}
@@ -53,16 +82,27 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
       );
     }
     case "plan-approval": {
-      const { rows } = await sql<{ result: any }>`select result from durable_steps where run_id = ${runId} and step_id = 'plan'`.execute(durable.db);
-      const plan = rows[0]?.result as { items: { id: string; customer: string; chargeRef: string; amountCents: number }[]; draftedAt: string } | undefined;
-      const { rows: refunds } = await sql<any>`select id, reference from mock_payments where run_id = ${runId} and kind = 'refund'`.execute(db);
+      const { rows } = await sql<{
+        result: any;
+      }>`select result from durable_steps where run_id = ${runId} and step_id = 'plan'`.execute(durable.db);
+      const plan = rows[0]?.result as
+        | { items: { id: string; customer: string; chargeRef: string; amountCents: number }[]; draftedAt: string }
+        | undefined;
+      const { rows: refunds } =
+        await sql<any>`select id, reference from mock_payments where run_id = ${runId} and kind = 'refund'`.execute(db);
       return (
         <section className="panel" data-testid="demo-details">
           <h2>The plan, frozen at start</h2>
           {plan ? (
             <>
               <table className="mini-table">
-                <thead><tr><th>Customer</th><th>Refund</th><th>At the provider</th></tr></thead>
+                <thead>
+                  <tr>
+                    <th>Customer</th>
+                    <th>Refund</th>
+                    <th>At the provider</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {plan.items.map((item) => {
                     const refund = refunds.find((r) => r.reference === item.chargeRef);
@@ -76,9 +116,14 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
                   })}
                 </tbody>
               </table>
-              <p className="small muted">Drafted {plan.draftedAt.slice(0, 19).replace("T", " ")} UTC and journaled; every replay reads this, never a new draft.</p>
+              <p className="small muted">
+                Drafted {plan.draftedAt.slice(0, 19).replace("T", " ")} UTC and journaled; every replay reads this,
+                never a new draft.
+              </p>
             </>
-          ) : <p className="muted">Not drafted yet.</p>}
+          ) : (
+            <p className="muted">Not drafted yet.</p>
+          )}
           {sumOf(counts, { provider: "payments" }) > 0 ? (
             <ProviderLine counts={counts} provider="payments" operation="refund" noun="refund" made={refunds.length} />
           ) : null}
@@ -87,32 +132,50 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
       );
     }
     case "outbox-delivery": {
-      const { rows } = await sql<any>`select message_key, subject, status, provider_message_id from demo_outbox where run_id = ${runId} order by position`.execute(db);
-      const { rows: sent } = await sql<{ n: number }>`select count(*)::int as n from mock_email_messages where run_id = ${runId}`.execute(db);
+      const { rows } =
+        await sql<any>`select message_key, subject, status, provider_message_id from demo_outbox where run_id = ${runId} order by position`.execute(
+          db,
+        );
+      const { rows: sent } = await sql<{
+        n: number;
+      }>`select count(*)::int as n from mock_email_messages where run_id = ${runId}`.execute(db);
       return (
         <section className="panel" data-testid="demo-details">
           <h2>Outbox and email provider</h2>
           {rows.length ? (
             <table className="mini-table">
-              <thead><tr><th>Message</th><th>Status</th><th>Provider id</th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Message</th>
+                  <th>Status</th>
+                  <th>Provider id</th>
+                </tr>
+              </thead>
               <tbody>
                 {rows.map((m) => (
                   <tr key={m.message_key}>
                     <td>{m.subject}</td>
                     <td>{m.status}</td>
-                    <td>{m.provider_message_id ? <code>{m.provider_message_id}</code> : <span className="muted">—</span>}</td>
+                    <td>
+                      {m.provider_message_id ? <code>{m.provider_message_id}</code> : <span className="muted">—</span>}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
-          ) : <p className="muted">Nothing queued yet.</p>}
+          ) : (
+            <p className="muted">Nothing queued yet.</p>
+          )}
           <ProviderLine counts={counts} provider="email" operation="send" noun="email" made={sent[0]?.n ?? 0} />
           <ProviderLink />
         </section>
       );
     }
     case "report-export": {
-      const { rows } = await sql<any>`select id, duration_ms, (extract(epoch from (clock_timestamp() - submitted_at)) * 1000)::int as elapsed_ms from mock_operations where run_id = ${runId}`.execute(db);
+      const { rows } =
+        await sql<any>`select id, duration_ms, (extract(epoch from (clock_timestamp() - submitted_at)) * 1000)::int as elapsed_ms from mock_operations where run_id = ${runId}`.execute(
+          db,
+        );
       const op = rows[0];
       const polls = sumOf(counts, { provider: "operations", operation: "get" });
       const failedPolls = sumOf(counts, { provider: "operations", operation: "get", outcome: "failed" });
@@ -122,11 +185,17 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
           {op ? (
             <dl className="facts">
               <dt>Operation</dt>
-              <dd><code>{op.id}</code> · {Math.min(100, Math.round((op.elapsed_ms / op.duration_ms) * 100))}% done</dd>
+              <dd>
+                <code>{op.id}</code> · {Math.min(100, Math.round((op.elapsed_ms / op.duration_ms) * 100))}% done
+              </dd>
               <dt>Polls</dt>
-              <dd>{polls} status reads, {failedPolls} failed and were backed off; one receipt</dd>
+              <dd>
+                {polls} status reads, {failedPolls} failed and were backed off; one receipt
+              </dd>
             </dl>
-          ) : <p className="muted">Not submitted yet.</p>}
+          ) : (
+            <p className="muted">Not submitted yet.</p>
+          )}
           <ProviderLine counts={counts} provider="operations" operation="submit" noun="operation" made={rows.length} />
           <ProviderLink />
         </section>
@@ -138,21 +207,45 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
 }
 
 /** "charges: 1 · requests: 3 (1 lost response, 1 failed, 1 duplicate deduped)" */
-function ProviderLine({ counts, provider, operation, noun, made }: { counts: RequestCount[]; provider: string; operation: string; noun: string; made: number }) {
+function ProviderLine({
+  counts,
+  provider,
+  operation,
+  noun,
+  made,
+}: {
+  counts: RequestCount[];
+  provider: string;
+  operation: string;
+  noun: string;
+  made: number;
+}) {
   const requests = sumOf(counts, { provider, operation });
   if (requests === 0) return null;
   const lost = sumOf(counts, { provider, operation, outcome: "lost_response" });
   const failed = sumOf(counts, { provider, operation, outcome: ["failed", "rejected"] });
   const deduped = sumOf(counts, { provider, operation, outcome: "deduped" });
-  const parts = [lost && `${lost} lost response`, failed && `${failed} failed`, deduped && `${deduped} duplicate${deduped === 1 ? "" : "s"} deduped`].filter(Boolean);
+  const parts = [
+    lost && `${lost} lost response`,
+    failed && `${failed} failed`,
+    deduped && `${deduped} duplicate${deduped === 1 ? "" : "s"} deduped`,
+  ].filter(Boolean);
   return (
     <p className="provider-line" data-testid={`provider-${provider}-${operation}`}>
-      <strong>{made} {noun}{made === 1 ? "" : "s"}</strong> made for {requests} request{requests === 1 ? "" : "s"}
+      <strong>
+        {made} {noun}
+        {made === 1 ? "" : "s"}
+      </strong>{" "}
+      made for {requests} request{requests === 1 ? "" : "s"}
       {parts.length ? <> ({parts.join(", ")})</> : null}
     </p>
   );
 }
 
 function ProviderLink() {
-  return <p className="small"><Link href="/mock-providers">Open the mock providers →</Link></p>;
+  return (
+    <p className="small">
+      <Link href="/mock-providers">Open the mock providers →</Link>
+    </p>
+  );
 }

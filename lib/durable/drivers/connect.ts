@@ -3,13 +3,7 @@
 // against one behave the same on the others.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import {
-  Kysely,
-  PostgresDialect,
-  type DatabaseConnection,
-  type Dialect,
-  type PostgresPool,
-} from "kysely";
+import { Kysely, PostgresDialect, type DatabaseConnection, type Dialect, type PostgresPool } from "kysely";
 import { PGLITE_PARSERS, PGliteDialect } from "./pglite-dialect";
 
 export type DriverKind = "pglite" | "pg" | "neon";
@@ -33,13 +27,10 @@ export interface ConnectOptions {
 const ACCEPTED =
   'accepted: no URL (PGlite in ./.durable/), "memory://" (in-memory PGlite), ' +
   "or a postgres:// / postgresql:// URL (node-postgres; Neon's driver for *.neon.tech hosts " +
-  'or with DURABLE_DRIVER=neon)';
+  "or with DURABLE_DRIVER=neon)";
 
 /** Which driver `connect(url)` uses. Pure apart from the default of `override`. */
-export function driverKindOf(
-  url?: string,
-  override: string | undefined = process.env.DURABLE_DRIVER,
-): DriverKind {
+export function driverKindOf(url?: string, override: string | undefined = process.env.DURABLE_DRIVER): DriverKind {
   const forced = override || undefined;
   if (forced !== undefined && forced !== "pglite" && forced !== "pg" && forced !== "neon") {
     throw new Error(`Unknown database driver "${forced}": use "pglite", "pg" or "neon"`);
@@ -111,7 +102,7 @@ async function createPool(kind: "pg" | "neon", connectionString: string, max: nu
       neon.neonConfig.webSocketConstructor = ws;
     }
     const proxy = process.env.DURABLE_NEON_WS_PROXY;
-    if (proxy) useLocalWsProxy(neon.neonConfig, proxy);
+    if (proxy) routeThroughWsProxy(neon.neonConfig, proxy);
     const types = int8AsNumber(neon.types as TypeParsers);
     pool = new neon.Pool({ connectionString, max, types }) as unknown as typeof pool;
   } else {
@@ -144,7 +135,7 @@ type NeonWsConfig = {
  * `ws://host:port/path?address=<db host>:<db port>`. The config is process-global in the driver,
  * which is why it comes from the environment of the process that opens the pool (a Next server).
  */
-function useLocalWsProxy(config: NeonWsConfig, proxy: string) {
+function routeThroughWsProxy(config: NeonWsConfig, proxy: string) {
   config.wsProxy = proxy;
   config.useSecureWebSocket = false; // ws://, not wss://
   config.pipelineTLS = false; // no TLS inside the WebSocket either
@@ -171,8 +162,14 @@ function withQueryHook(dialect: Dialect, onQuery: (sql: string) => void): Dialec
         HOOKED.add(conn);
         const execute = conn.executeQuery.bind(conn);
         const stream = conn.streamQuery.bind(conn);
-        conn.executeQuery = (q) => (onQuery(q.sql), execute(q));
-        conn.streamQuery = (q, chunkSize) => (onQuery(q.sql), stream(q, chunkSize));
+        conn.executeQuery = (q) => {
+          onQuery(q.sql);
+          return execute(q);
+        };
+        conn.streamQuery = (q, chunkSize) => {
+          onQuery(q.sql);
+          return stream(q, chunkSize);
+        };
         return conn;
       };
       return driver;

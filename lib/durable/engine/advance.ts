@@ -42,7 +42,10 @@ export async function advanceClaimedRun(
   };
   const body: Promise<BodyEnd> = Promise.resolve()
     .then(() => workflow.run(ctx, claim.run.input))
-    .then((value) => ({ kind: "returned" as const, value }), (error) => ({ kind: "threw" as const, error }));
+    .then(
+      (value) => ({ kind: "returned" as const, value }),
+      (error) => ({ kind: "threw" as const, error }),
+    );
 
   let settled = false;
   void body.then(() => (settled = true));
@@ -57,21 +60,32 @@ export async function advanceClaimedRun(
     }
     return applyStop(exec, recorder, stop);
   }
-  return first.kind === "returned" ? complete(exec, recorder, workflow, first.value) : fail(exec, recorder, first.error);
+  return first.kind === "returned"
+    ? complete(exec, recorder, workflow, first.value)
+    : fail(exec, recorder, first.error);
 }
 
-async function complete(exec: Execution, recorder: StepRecorder, workflow: AnyWorkflow, value: unknown): Promise<AdvanceOutcome> {
+async function complete(
+  exec: Execution,
+  recorder: StepRecorder,
+  workflow: AnyWorkflow,
+  value: unknown,
+): Promise<AdvanceOutcome> {
   let outputJson: string;
   try {
     const parsed = workflow.output ? workflow.output.safeParse(value) : { success: true as const, data: value };
     if (!parsed.success) {
-      throw new InvalidInputError(`the output of workflow "${workflow.name}" does not match its schema`, { issues: parsed.error.issues });
+      throw new InvalidInputError(`the output of workflow "${workflow.name}" does not match its schema`, {
+        issues: parsed.error.issues,
+      });
     }
     outputJson = toJsonText(parsed.data, { limit: exec.settings.maxResultBytes });
   } catch (error) {
     return fail(exec, recorder, error);
   }
-  const warnings = exec.unreachedSteps().map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
+  const warnings = exec
+    .unreachedSteps()
+    .map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
   return finish(exec, recorder, "completed", { status: "completed", outputJson }, warnings);
 }
 
@@ -81,8 +95,11 @@ function fail(exec: Execution, recorder: StepRecorder, error: unknown): Promise<
 
 /** Ends the run, with the last held-back receipt in the same statement (the completion's round trip). */
 function finish(
-  exec: Execution, recorder: StepRecorder, outcome: "completed" | "failed",
-  end: RunEnd, warnings: string[] = [],
+  exec: Execution,
+  recorder: StepRecorder,
+  outcome: "completed" | "failed",
+  end: RunEnd,
+  warnings: string[] = [],
 ): Promise<AdvanceOutcome> {
   return write(exec, async () => {
     if (!recorder.holding) await recorder.flush(); // a flush already under way lands first
@@ -128,7 +145,9 @@ async function write(exec: Execution, statement: () => Promise<AdvanceOutcome>):
     await failpoint("finish.after");
     return outcome;
   } catch (error) {
-    exec.settings.log(`[${exec.runId}] the final write failed, the run will be healed when its lease expires: ${String(error)}`);
+    exec.settings.log(
+      `[${exec.runId}] the final write failed, the run will be healed when its lease expires: ${String(error)}`,
+    );
     return "abandoned";
   }
 }

@@ -93,7 +93,11 @@ export interface ListPage {
 
 export interface Durable {
   migrate(): Promise<string[]>;
-  start<W extends AnyWorkflow>(workflow: W, input: z.input<W["input"]>, options?: { id?: string }): Promise<StartResult>;
+  start<W extends AnyWorkflow>(
+    workflow: W,
+    input: z.input<W["input"]>,
+    options?: { id?: string },
+  ): Promise<StartResult>;
   status(id: string): Promise<RunStatus | null>;
   list(options?: ListOptions): Promise<ListPage>;
   tick(options?: { budgetMs?: number }): Promise<TickReport>;
@@ -207,7 +211,15 @@ export function createDurable(options: DurableOptions): Durable {
     async tick(tickOptions = {}) {
       open();
       const deadline = performance.now() + (tickOptions.budgetMs ?? budgetMs);
-      const report: TickReport = { claimed: 0, completed: 0, waiting: 0, failed: 0, yielded: 0, healed: 0, budgetLeftMs: 0 };
+      const report: TickReport = {
+        claimed: 0,
+        completed: 0,
+        waiting: 0,
+        failed: 0,
+        yielded: 0,
+        healed: 0,
+        budgetLeftMs: 0,
+      };
       const yielded: string[] = [];
       // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
       while (deadline - performance.now() >= leaseMs + marginMs) {

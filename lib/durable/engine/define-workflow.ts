@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { InvalidInputError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
-import type { AnyWorkflow, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
+import type { AnyWorkflow, NoSignals, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
 
 /**
  * Declares a workflow: a plain async function whose side effects are named steps.
@@ -16,11 +16,9 @@ import type { AnyWorkflow, SignalSchemas, Workflow, WorkflowDefinition } from ".
  *   },
  * });
  */
-export function defineWorkflow<
-  TInput extends z.ZodType,
-  TOutput,
-  TSignals extends SignalSchemas = {},
->(definition: WorkflowDefinition<TInput, TOutput, TSignals>): Workflow<TInput, TOutput, TSignals> {
+export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas = NoSignals>(
+  definition: WorkflowDefinition<TInput, TOutput, TSignals>,
+): Workflow<TInput, TOutput, TSignals> {
   if (!isStorableName(definition.name) || !/^\S/.test(definition.name)) {
     throw new InvalidInputError(`a workflow name is ${NAME_RULE}, starting with a visible character`);
   }

@@ -112,7 +112,9 @@ export class Execution {
       throw this.failWith(new StepKindMismatchError(stepId, recorded.kind, kind));
     }
     if (recorded && recorded.seq !== seq && recorded.status === "completed") {
-      this.settings.log(`step "${stepId}" replayed at position ${seq}, recorded at ${recorded.seq}: is the workflow deterministic?`);
+      this.settings.log(
+        `step "${stepId}" replayed at position ${seq}, recorded at ${recorded.seq}: is the workflow deterministic?`,
+      );
     }
     const isReclaim = this.claim.run.lostClaims > 0 && !this.wroteReceipt;
     return { seq, recorded, isReclaim };

@@ -7,7 +7,9 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 function warningsOf(run: RunRecord, registered: boolean): string[] {
   const warnings = [...run.warnings];
   if (!registered && (run.status === "pending" || run.status === "waiting" || run.status === "running")) {
-    warnings.push(`workflow "${run.workflow}" is not registered in this deployment; the run stays due for one that registers it`);
+    warnings.push(
+      `workflow "${run.workflow}" is not registered in this deployment; the run stays due for one that registers it`,
+    );
   }
   return warnings;
 }

@@ -104,16 +104,18 @@ export function createStepRecorder(exec: Execution): StepRecorder {
       if (flushing) return flushing;
       const outcome = release();
       if (!outcome) return Promise.resolve(true);
-      flushing = exec.track(() => recorder.write(outcome)).then((written) => {
-        flushing = null;
-        if (written?.conflict) {
-          // Another outcome was recorded first, and the body already went on with this one:
-          // stop here and let the next execution replay from the recorded outcome.
-          exec.requestStop({ kind: "yield", stepId: outcome.stepId });
-          return false;
-        }
-        return Boolean(written);
-      });
+      flushing = exec
+        .track(() => recorder.write(outcome))
+        .then((written) => {
+          flushing = null;
+          if (written?.conflict) {
+            // Another outcome was recorded first, and the body already went on with this one:
+            // stop here and let the next execution replay from the recorded outcome.
+            exec.requestStop({ kind: "yield", stepId: outcome.stepId });
+            return false;
+          }
+          return Boolean(written);
+        });
       return flushing;
     },
 

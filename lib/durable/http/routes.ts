@@ -68,7 +68,12 @@ export interface DurableRoutes {
 
 /** An answer decided before the durable call: its status, code and message are the response. */
 class HttpRefusal extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly extra: Record<string, unknown> = {}) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
     super(message);
   }
 }
@@ -149,10 +154,14 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
 // Worth an immediate claim: due now, or a wake time that may have passed by the database clock
 // (the claim decides; an app clock never does). A run with a live owner or waiting for a signal
 // with no deadline has nothing to gain from one.
-const mayBeDue = (status: RunStatus) => status.status === "pending" || (status.status === "waiting" && status.wakeAt !== null);
+const mayBeDue = (status: RunStatus) =>
+  status.status === "pending" || (status.status === "waiting" && status.wakeAt !== null);
 
 /** Builds the handlers over the app's durable instance; `getDurable` is awaited per request, so it may open lazily. */
-export function createDurableRoutes(getDurable: () => Promise<Durable>, options: DurableRoutesOptions = {}): DurableRoutes {
+export function createDurableRoutes(
+  getDurable: () => Promise<Durable>,
+  options: DurableRoutesOptions = {},
+): DurableRoutes {
   const maxDurationMs = (options.maxDuration ?? 60) * 1000;
   const marginMs = options.budgetMarginMs ?? 5000;
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
@@ -205,7 +214,12 @@ export function createDurableRoutes(getDurable: () => Promise<Durable>, options:
         throw new HttpRefusal(503, "misconfigured", "DURABLE_SIGNAL_SECRET is not a list of whsec_ keys");
       }
       const nowSeconds = options.nowSeconds?.();
-      const verdict = verifyWebhook({ keys, headers: request.headers, body: raw, ...(nowSeconds === undefined ? {} : { nowSeconds }) });
+      const verdict = verifyWebhook({
+        keys,
+        headers: request.headers,
+        body: raw,
+        ...(nowSeconds === undefined ? {} : { nowSeconds }),
+      });
       if (!verdict.ok) throw new UnauthorizedError(`webhook verification failed: ${verdict.reason.replace(/_/g, " ")}`);
       return verdict.id;
     }
@@ -219,12 +233,14 @@ export function createDurableRoutes(getDurable: () => Promise<Durable>, options:
       try {
         return await fn(request, ...rest);
       } catch (e) {
-        if (e instanceof HttpRefusal) return json(e.status, { error: { code: e.code, message: e.message, ...e.extra } });
+        if (e instanceof HttpRefusal)
+          return json(e.status, { error: { code: e.code, message: e.message, ...e.extra } });
         if ((e as Error)?.name === "MissingSecretError") {
           return json(503, { error: { code: "secret_missing", message: (e as Error).message } });
         }
         const status = httpStatusOf(e);
-        if (status === 500) log(`${request.method} ${new URL(request.url).pathname} failed: ${(e as Error)?.stack ?? e}`);
+        if (status === 500)
+          log(`${request.method} ${new URL(request.url).pathname} failed: ${(e as Error)?.stack ?? e}`);
         const body = errorBody(e);
         if (InvalidInputError.is(e) && e.issues !== undefined) Object.assign(body.error, { issues: e.issues });
         return json(status, body);
@@ -267,7 +283,12 @@ export function createDurableRoutes(getDurable: () => Promise<Durable>, options:
         const body = parseWith(signalBody, parseJson(raw), "signal request");
         const durable = await getDurable();
         const id = deliveryId ?? body.id;
-        const result = await durable.signal({ runId: body.runId, name: body.name, payload: body.payload ?? null, ...(id === undefined ? {} : { id }) });
+        const result = await durable.signal({
+          runId: body.runId,
+          name: body.name,
+          payload: body.payload ?? null,
+          ...(id === undefined ? {} : { id }),
+        });
         if (result.signalled) advanceAfterResponse(durable, body.runId, startedAt);
         return json(202, result);
       }),
@@ -291,7 +312,12 @@ export function createDurableRoutes(getDurable: () => Promise<Durable>, options:
         const started = await durable.start(workflow, body.input, body.id === undefined ? {} : { id: body.id });
         const status = await durable.status(started.id);
         if (status && mayBeDue(status)) advanceAfterResponse(durable, started.id, startedAt);
-        return json(started.created ? 201 : 200, { id: started.id, created: started.created, status: status?.status ?? "pending", statusToken: started.statusToken });
+        return json(started.created ? 201 : 200, {
+          id: started.id,
+          created: started.created,
+          status: status?.status ?? "pending",
+          statusToken: started.statusToken,
+        });
       }),
     }),
 

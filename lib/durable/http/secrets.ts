@@ -6,12 +6,16 @@
  */
 export type SecretName = "durable" | "cron" | "signal";
 
-const ENV: Record<SecretName, string> = { durable: "DURABLE_SECRET", cron: "CRON_SECRET", signal: "DURABLE_SIGNAL_SECRET" };
+const ENV: Record<SecretName, string> = {
+  durable: "DURABLE_SECRET",
+  cron: "CRON_SECRET",
+  signal: "DURABLE_SIGNAL_SECRET",
+};
 const DEV: Record<SecretName, string> = {
   durable: "dev-durable-secret",
   cron: "dev-cron-secret",
   // Standard Webhooks key: "whsec_" + base64 of the key bytes.
-  signal: "whsec_" + Buffer.from("dev-signal-secret-dev-signal-key").toString("base64"),
+  signal: `whsec_${Buffer.from("dev-signal-secret-dev-signal-key").toString("base64")}`,
 };
 const warned = new Set<SecretName>();
 
@@ -22,13 +26,19 @@ export class MissingSecretError extends Error {
   }
 }
 
-export function resolveSecret(name: SecretName, given: string | undefined, log: (message: string) => void = console.warn): string {
+export function resolveSecret(
+  name: SecretName,
+  given: string | undefined,
+  log: (message: string) => void = console.warn,
+): string {
   const value = given ?? process.env[ENV[name]];
   if (value) return value;
   if (process.env.NODE_ENV === "production") throw new MissingSecretError(name);
   if (!warned.has(name)) {
     warned.add(name);
-    log(`!!! ${ENV[name]} is not set: using the fixed development secret "${DEV[name]}". Set it before you deploy. !!!`);
+    log(
+      `!!! ${ENV[name]} is not set: using the fixed development secret "${DEV[name]}". Set it before you deploy. !!!`,
+    );
   }
   return DEV[name];
 }

@@ -22,7 +22,10 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** Parses `whsec_<base64>[,whsec_<base64>…]` into key bytes; a malformed key is a configuration error. */
 export function parseWebhookSecrets(secret: string): Buffer[] {
-  const keys = secret.split(",").map((part) => part.trim()).filter((part) => part.length > 0);
+  const keys = secret
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0);
   if (keys.length === 0) throw new Error("the webhook secret lists no key");
   return keys.map((key, index) => {
     const encoded = key.startsWith("whsec_") ? key.slice("whsec_".length) : key;
@@ -34,7 +37,12 @@ export function parseWebhookSecrets(secret: string): Buffer[] {
 }
 
 /** The `webhook-signature` entry for one key: `v1,<base64 HMAC-SHA256>`. */
-export function signWebhook(key: Uint8Array, id: string, timestamp: number | string, body: Uint8Array | string): string {
+export function signWebhook(
+  key: Uint8Array,
+  id: string,
+  timestamp: number | string,
+  body: Uint8Array | string,
+): string {
   const mac = createHmac("sha256", key).update(`${id}.${timestamp}.`, "utf8");
   mac.update(typeof body === "string" ? Buffer.from(body, "utf8") : body);
   return `v1,${mac.digest("base64")}`;

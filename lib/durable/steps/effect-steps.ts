@@ -67,7 +67,9 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
         if (exec.isStopping) return never();
       }
       if (!exec.fits(leaseMs)) return exec.stop({ kind: "yield", stepId: id });
-      const outcome = await exec.track(() => attemptOnce(id, kind, seq, attempt, externalKey, reclaim, body, options, policy));
+      const outcome = await exec.track(() =>
+        attemptOnce(id, kind, seq, attempt, externalKey, reclaim, body, options, policy),
+      );
       if (outcome.kind === "stopped") return never();
       if (outcome.kind === "value") return outcome.value;
       if (outcome.kind === "failed") throw outcome.error;
@@ -78,8 +80,15 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
   }
 
   async function attemptOnce(
-    id: string, kind: "run" | "tx", seq: number, attempt: number, externalKey: string, isReclaim: boolean,
-    body: Body, options: StepOptions, policy: RetryPolicy,
+    id: string,
+    kind: "run" | "tx",
+    seq: number,
+    attempt: number,
+    externalKey: string,
+    isReclaim: boolean,
+    body: Body,
+    options: StepOptions,
+    policy: RetryPolicy,
   ): Promise<AttemptOutcome> {
     const base = { stepId: id, seq, kind, attempt, externalKey } as const;
     if (isReclaim && options.onReclaim === "fail") {
@@ -90,15 +99,32 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
     const started = performance.now();
     const stepAbort = new AbortController();
     const timeoutMs = options.timeout === undefined ? null : toMs(options.timeout, "timeout");
-    const timer = timeoutMs === null ? null
-      : setTimeout(() => stepAbort.abort(new StepTimeoutError(`step "${id}" timed out after ${timeoutMs} ms`)), timeoutMs);
+    const timer =
+      timeoutMs === null
+        ? null
+        : setTimeout(
+            () => stepAbort.abort(new StepTimeoutError(`step "${id}" timed out after ${timeoutMs} ms`)),
+            timeoutMs,
+          );
     const heartbeat = () => beat(id);
     const beatMs = options.heartbeat === undefined ? null : toMs(options.heartbeat, "heartbeat");
     const beating = beatMs === null ? null : setInterval(() => heartbeat().catch((e) => stepAbort.abort(e)), beatMs);
-    const info: StepInfo = { stepId: id, externalKey, attempt, isReclaim, heartbeat, abortSignal: AbortSignal.any([exec.abort.signal, stepAbort.signal]) };
+    const info: StepInfo = {
+      stepId: id,
+      externalKey,
+      attempt,
+      isReclaim,
+      heartbeat,
+      abortSignal: AbortSignal.any([exec.abort.signal, stepAbort.signal]),
+    };
     try {
       const { json, receipt } = await body(info, seq);
-      const outcome = { ...base, status: "completed", resultJson: json, elapsedMs: performance.now() - started } as const;
+      const outcome = {
+        ...base,
+        status: "completed",
+        resultJson: json,
+        elapsedMs: performance.now() - started,
+      } as const;
       // A run step alone in flight holds its receipt back: it rides on the next write.
       if (!receipt && recorder.holdBack(outcome, exec.inFlight > 1)) {
         await failpoint("run.after-receipt");
@@ -113,15 +139,23 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
         if (!thrown.result?.owned) return { kind: "stopped" };
         return fromRecorded((thrown.result as Extract<RecordResult, { conflict: true }>).recorded);
       }
-      if (exec.isStopping && exec.stopReason?.kind !== "suspend" && exec.stopReason?.kind !== "yield") return { kind: "stopped" };
+      if (exec.isStopping && exec.stopReason?.kind !== "suspend" && exec.stopReason?.kind !== "yield")
+        return { kind: "stopped" };
       const reason = stepAbort.signal.reason;
       const error = stepAbort.signal.aborted && StepTimeoutError.is(reason) ? reason : thrown;
       const elapsedMs = performance.now() - started;
       const fatal = FatalStepError.is(error) || ResultTooLargeError.is(error) || InvalidInputError.is(error);
       if (!fatal && canRetry(policy, attempt)) {
-        const retryAfter = RetryableStepError.is(error) && error.retryAfter !== undefined ? toMs(error.retryAfter, "retryAfter") : null;
+        const retryAfter =
+          RetryableStepError.is(error) && error.retryAfter !== undefined ? toMs(error.retryAfter, "retryAfter") : null;
         const delayMs = retryAfter ?? retryDelayMs(policy, attempt);
-        const written = await recorder.write({ ...base, status: "waiting", error: serializeError(error), elapsedMs, wakeInMs: delayMs });
+        const written = await recorder.write({
+          ...base,
+          status: "waiting",
+          error: serializeError(error),
+          elapsedMs,
+          wakeInMs: delayMs,
+        });
         return written ? { kind: "retry", delayMs } : { kind: "stopped" };
       }
       const stored = serializeError(error);
@@ -151,44 +185,71 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
 
   return {
     run<T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) {
-      return execute(id, "run", async (s) => {
-        await failpoint("run.before-body");
-        const value = await fn(s);
-        await failpoint("run.after-body");
-        return { json: recorder.json(value, id) };
-      }, options);
+      return execute(
+        id,
+        "run",
+        async (s) => {
+          await failpoint("run.before-body");
+          const value = await fn(s);
+          await failpoint("run.after-body");
+          return { json: recorder.json(value, id) };
+        },
+        options,
+      );
     },
 
     tx<T>(id: string, fn: (tx: Transaction<any>, s: StepInfo) => Promise<T>, options?: StepOptions) {
-      return execute(id, "tx", async (s, seq) => {
-        const started = performance.now();
-        let result!: BodyResult;
-        let bodyReturned = false;
-        // One transaction: the body's statements, the receipt and its fence check commit together.
-        await exec.db.transaction().execute(async (trx) => {
-          const value = await fn(trx, s);
-          bodyReturned = true;
-          await failpoint("tx.after-effect");
-          const json = recorder.json(value, id);
-          const receipt = await recorder.write(
-            { stepId: id, seq, kind: "tx", status: "completed", attempt: s.attempt, externalKey: s.externalKey, resultJson: json, elapsedMs: performance.now() - started },
-            trx,
-          );
-          // Lost fence, or a first write already recorded: roll the effect back.
-          if (!receipt || receipt.conflict) throw new Rollback(receipt);
-          await failpoint("tx.after-receipt");
-          result = { json, receipt };
-        }).catch((error) => {
-          // The body succeeded but its receipt or the commit failed under it: not a step failure
-          // (rule 14). Stop; the next owner finds no receipt and re-runs the step as a reclaim.
-          if (bodyReturned && !(error instanceof Rollback) && !ResultTooLargeError.is(error) && !InvalidInputError.is(error)) {
-            settings.log(`[${exec.runId}] tx step "${id}" could not commit its receipt: ${String(error)}`);
-            exec.requestStop({ kind: "abandon", reason: "the database failed under a tx receipt" });
-          }
-          throw error;
-        });
-        return result;
-      }, options);
+      return execute(
+        id,
+        "tx",
+        async (s, seq) => {
+          const started = performance.now();
+          let result!: BodyResult;
+          let bodyReturned = false;
+          // One transaction: the body's statements, the receipt and its fence check commit together.
+          await exec.db
+            .transaction()
+            .execute(async (trx) => {
+              const value = await fn(trx, s);
+              bodyReturned = true;
+              await failpoint("tx.after-effect");
+              const json = recorder.json(value, id);
+              const receipt = await recorder.write(
+                {
+                  stepId: id,
+                  seq,
+                  kind: "tx",
+                  status: "completed",
+                  attempt: s.attempt,
+                  externalKey: s.externalKey,
+                  resultJson: json,
+                  elapsedMs: performance.now() - started,
+                },
+                trx,
+              );
+              // Lost fence, or a first write already recorded: roll the effect back.
+              if (!receipt || receipt.conflict) throw new Rollback(receipt);
+              await failpoint("tx.after-receipt");
+              result = { json, receipt };
+            })
+            .catch((error) => {
+              // The body succeeded but its receipt or the commit failed under it: not a step failure
+              // (rule 14). Stop; the next owner finds no receipt and re-runs the step as a reclaim.
+              if (
+                bodyReturned &&
+                !(error instanceof Rollback) &&
+                !ResultTooLargeError.is(error) &&
+                !InvalidInputError.is(error)
+              ) {
+                settings.log(`[${exec.runId}] tx step "${id}" could not commit its receipt: ${String(error)}`);
+                exec.requestStop({ kind: "abandon", reason: "the database failed under a tx receipt" });
+              }
+              throw error;
+            });
+          return result;
+        },
+        options,
+      );
     },
   };
 }

@@ -37,9 +37,7 @@ export function resolveRetryPolicy(opts: {
     throw new InvalidInputError(`invalid retries: ${String(retries)}; expected an integer >= 0`);
   }
   if (typeof factor !== "number" || !Number.isFinite(factor) || factor < 1) {
-    throw new InvalidInputError(
-      `invalid retryBackoff.factor: ${String(factor)}; expected a finite number >= 1`,
-    );
+    throw new InvalidInputError(`invalid retryBackoff.factor: ${String(factor)}; expected a finite number >= 1`);
   }
   if (typeof jitter !== "boolean") {
     throw new InvalidInputError(`invalid retryBackoff.jitter: ${String(jitter)}; expected a boolean`);
@@ -67,18 +65,12 @@ export function resolveRetryPolicy(opts: {
  * const p = resolveRetryPolicy({ retries: 5, retryDelay: "10s", retryBackoff: { factor: 2, maxDelay: "30s" } });
  * [1, 2, 3, 4].map((n) => retryDelayMs(p, n)); // [10000, 20000, 30000, 30000]
  */
-export function retryDelayMs(
-  policy: RetryPolicy,
-  failedAttempt: number,
-  random: () => number = Math.random,
-): number {
+export function retryDelayMs(policy: RetryPolicy, failedAttempt: number, random: () => number = Math.random): number {
   if (!Number.isSafeInteger(failedAttempt) || failedAttempt < 1) {
     throw new RangeError(`failedAttempt must be an integer >= 1, got ${String(failedAttempt)}`);
   }
   const grown = policy.retryDelayMs * policy.factor ** (failedAttempt - 1);
-  const capped = Math.round(
-    Math.min(grown, policy.maxDelayMs ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
-  );
+  const capped = Math.round(Math.min(grown, policy.maxDelayMs ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
   if (!policy.jitter) return capped;
   return Math.min(capped, Math.max(0, Math.floor(random() * capped)));
 }

@@ -40,7 +40,9 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
       return exec.stop({ kind: "suspend", waits: [wait], waitingFor: { kind: "sleep", name: id } });
     }
     // Short: store the wake time (as a completed receipt that still holds until then), then wait here.
-    const written = await exec.track(() => recorder.write({ stepId: id, seq, kind: "sleep", status: "completed", attempt: 1, wakeInMs: ms }));
+    const written = await exec.track(() =>
+      recorder.write({ stepId: id, seq, kind: "sleep", status: "completed", attempt: 1, wakeInMs: ms }),
+    );
     if (!written) return never();
     await exec.track(() => pause(ms, exec.abort.signal));
     if (exec.isStopping) return never();
@@ -71,11 +73,22 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
       if (name in exec.claim.signals) {
         // It landed before the wait (or while parked): answer it here, first delivery wins.
         const result = { payload: exec.claim.signals[name] };
-        const written = await exec.track(() => recorder.write({ stepId: name, seq, kind: "signal", status: "completed", attempt: 1, resultJson: JSON.stringify(result) }));
+        const written = await exec.track(() =>
+          recorder.write({
+            stepId: name,
+            seq,
+            kind: "signal",
+            status: "completed",
+            attempt: 1,
+            resultJson: JSON.stringify(result),
+          }),
+        );
         if (!written) return never();
         return parse(written.conflict ? written.recorded.result : result);
       }
-      const wait: Wait = recorded ? { step_id: name } : { step_id: name, seq, kind: "signal", deadline_in_ms: timeoutMs };
+      const wait: Wait = recorded
+        ? { step_id: name }
+        : { step_id: name, seq, kind: "signal", deadline_in_ms: timeoutMs };
       return exec.stop({ kind: "suspend", waits: [wait], waitingFor: { kind: "signal", name } });
     },
 
@@ -84,7 +97,8 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
       const timeoutMs = toMs(options.timeout, "timeout");
       const leaseMs = toMs(options.lease ?? settings.leaseMs, "lease");
       const factor = options.pollBackoff?.factor ?? 1;
-      const maxDelayMs = options.pollBackoff?.maxDelay === undefined ? null : toMs(options.pollBackoff.maxDelay, "pollBackoff.maxDelay");
+      const maxDelayMs =
+        options.pollBackoff?.maxDelay === undefined ? null : toMs(options.pollBackoff.maxDelay, "pollBackoff.maxDelay");
       if (!(factor >= 1)) throw new InvalidInputError(`waitFor "${id}": pollBackoff.factor must be >= 1`);
       const { seq, recorded } = exec.reach(id, "poll");
       const known = recorder.answer(recorded);
@@ -100,8 +114,20 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
         if (exec.isStopping) return never();
         if (wakeAt && !(await waitUntil(wakeAt, { step_id: id }, "poll", id))) return never();
         if (exec.dbNow() >= deadline) {
-          const error = new StepTimeoutError(`waitFor "${id}" was not ready after ${polls} polls, by its deadline ${deadline.toISOString()}`);
-          const written = await exec.track(() => recorder.write({ stepId: id, seq, kind: "poll", status: "failed", attempt: 1, polls, error: serializeError(error) }));
+          const error = new StepTimeoutError(
+            `waitFor "${id}" was not ready after ${polls} polls, by its deadline ${deadline.toISOString()}`,
+          );
+          const written = await exec.track(() =>
+            recorder.write({
+              stepId: id,
+              seq,
+              kind: "poll",
+              status: "failed",
+              attempt: 1,
+              polls,
+              error: serializeError(error),
+            }),
+          );
           if (!written) return never();
           throw recorder.revive(serializeError(error));
         }
@@ -117,24 +143,42 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
         polls++;
         if (pollError === null && options.ready(value as T)) {
           const json = recorder.json(value, id);
-          const written = await exec.track(() => recorder.write({ stepId: id, seq, kind: "poll", status: "completed", attempt: 1, polls, resultJson: json }));
+          const written = await exec.track(() =>
+            recorder.write({ stepId: id, seq, kind: "poll", status: "completed", attempt: 1, polls, resultJson: json }),
+          );
           if (!written) return never();
           return written.conflict ? (written.recorded.result as T) : JSON.parse(json);
         }
         failures = pollError === null ? 0 : failures + 1;
-        const grown = everyMs * Math.pow(factor, polls - 1) * Math.pow(Math.max(2, factor), failures);
+        const grown = everyMs * factor ** (polls - 1) * Math.max(2, factor) ** failures;
         const untilDeadline = deadline.getTime() - exec.dbNow().getTime();
         const delayMs = Math.max(0, Math.min(maxDelayMs ?? Infinity, grown, untilDeadline));
         const row = {
-          step_id: id, seq, kind: "poll" as const, wake_in_ms: delayMs, polls,
-          deadline_in_ms: stored ? null : untilDeadline, error: pollError === null ? null : serializeError(pollError),
+          step_id: id,
+          seq,
+          kind: "poll" as const,
+          wake_in_ms: delayMs,
+          polls,
+          deadline_in_ms: stored ? null : untilDeadline,
+          error: pollError === null ? null : serializeError(pollError),
         };
         if (!exec.waitsInProcess(delayMs, leaseMs)) {
           return exec.stop({ kind: "suspend", waits: [row], waitingFor: { kind: "poll", name: id } });
         }
         if (!stored) {
           // The deadline must be stored before waiting here, so a crash cannot make it slide.
-          const written = await exec.track(() => recorder.write({ stepId: id, seq, kind: "poll", status: "waiting", attempt: 1, polls, wakeInMs: delayMs, deadlineAt: deadline }));
+          const written = await exec.track(() =>
+            recorder.write({
+              stepId: id,
+              seq,
+              kind: "poll",
+              status: "waiting",
+              attempt: 1,
+              polls,
+              wakeInMs: delayMs,
+              deadlineAt: deadline,
+            }),
+          );
           if (!written) return never();
           stored = true;
         }

@@ -26,7 +26,11 @@ export interface Started {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class DurableClient {
-  constructor(readonly baseUrl: string, readonly adminSecret: string, readonly signalKey: Uint8Array) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly adminSecret: string,
+    readonly signalKey: Uint8Array,
+  ) {}
 
   /** POST /api/durable/runs with the admin bearer; throws unless 201 or 200. */
   async start(workflow: string, input: unknown, id?: string): Promise<Started> {
@@ -36,7 +40,8 @@ export class DurableClient {
       body: JSON.stringify({ workflow, input, ...(id === undefined ? {} : { id }) }),
     });
     const body = await response.text();
-    if (response.status !== 201 && response.status !== 200) throw new Error(`start ${workflow} → ${response.status} ${body}`);
+    if (response.status !== 201 && response.status !== 200)
+      throw new Error(`start ${workflow} → ${response.status} ${body}`);
     return JSON.parse(body) as Started;
   }
 
@@ -49,7 +54,12 @@ export class DurableClient {
   }
 
   /** Polls the status route every `everyMs` until `done(status)`; throws with the last status on timeout. */
-  async waitFor(id: string, token: string, done: (s: RunStatus) => boolean, { everyMs = 10, timeoutMs = 20_000 } = {}): Promise<RunStatus> {
+  async waitFor(
+    id: string,
+    token: string,
+    done: (s: RunStatus) => boolean,
+    { everyMs = 10, timeoutMs = 20_000 } = {},
+  ): Promise<RunStatus> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
     for (;;) {
@@ -57,13 +67,19 @@ export class DurableClient {
       if (http !== 200) throw new Error(`status of ${id} → ${http} ${JSON.stringify(body)}`);
       if (done(body)) return body;
       last = body;
-      if (Date.now() > deadline) throw new Error(`run ${id} did not get there in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+      if (Date.now() > deadline)
+        throw new Error(`run ${id} did not get there in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
       await sleep(everyMs);
     }
   }
 
   /** POST /api/durable/signal signed as a Standard Webhooks delivery (or with `signature` given as is). */
-  async signal(runId: string, name: string, payload: unknown, opts: { deliveryId?: string; signature?: string; key?: Uint8Array } = {}) {
+  async signal(
+    runId: string,
+    name: string,
+    payload: unknown,
+    opts: { deliveryId?: string; signature?: string; key?: Uint8Array } = {},
+  ) {
     const body = JSON.stringify({ runId, name, payload });
     const deliveryId = opts.deliveryId ?? `msg_${randomBytes(9).toString("hex")}`;
     const timestamp = Math.floor(Date.now() / 1000);

@@ -21,7 +21,16 @@ export const REPO_ROOT = path.resolve(fileURLToPath(new URL("../../..", import.m
 
 const MARKER = "e2e-build-fingerprint";
 // Not part of what `next build` bundles: editing a test or a script does not call for a new build.
-const SKIP_DIRS = new Set(["node_modules", ".next", ".git", ".durable", "tests", "test-artifacts", "scripts", "coverage"]);
+const SKIP_DIRS = new Set([
+  "node_modules",
+  ".next",
+  ".git",
+  ".durable",
+  "tests",
+  "test-artifacts",
+  "scripts",
+  "coverage",
+]);
 // Written by `next build` itself, or by the type checker.
 const SKIP_FILE = (name: string) => name === "next-env.d.ts" || name.endsWith(".tsbuildinfo");
 
@@ -29,13 +38,19 @@ const SKIP_FILE = (name: string) => name === "next-env.d.ts" || name.endsWith(".
 export function sourceFingerprint(dir: string): string {
   const hash = createHash("sha256");
   const walk = (rel: string) => {
-    const entries = readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+    const entries = readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
     for (const entry of entries) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
         if (!SKIP_DIRS.has(entry.name)) walk(child);
       } else if (entry.isFile() && !SKIP_FILE(entry.name)) {
-        hash.update(child).update("\u0000").update(readFileSync(path.join(dir, child))).update("\u0000");
+        hash
+          .update(child)
+          .update("\u0000")
+          .update(readFileSync(path.join(dir, child)))
+          .update("\u0000");
       }
     }
   };
@@ -66,7 +81,10 @@ function isAlive(pid: number): boolean {
 
 /** A directory lock in the temp dir, one per app dir; a lock whose owner died is taken over. */
 async function withBuildLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
-  const lock = path.join(os.tmpdir(), `durable-next-build-${createHash("sha1").update(dir).digest("hex").slice(0, 12)}.lock`);
+  const lock = path.join(
+    os.tmpdir(),
+    `durable-next-build-${createHash("sha1").update(dir).digest("hex").slice(0, 12)}.lock`,
+  );
   const deadline = Date.now() + 10 * 60_000;
   for (;;) {
     try {
@@ -116,7 +134,7 @@ export async function buildApp(dir: string = REPO_ROOT): Promise<{ built: boolea
       child.once("exit", (exitCode) => resolve(exitCode));
     });
     if (code !== 0) throw new Error(`next build in ${dir} exited with ${code}:\n${output.slice(-6000)}`);
-    writeFileSync(path.join(dir, ".next", MARKER), fingerprint + "\n");
+    writeFileSync(path.join(dir, ".next", MARKER), `${fingerprint}\n`);
     return { built: true, ms: Date.now() - startedAt };
   });
 }
@@ -171,15 +189,24 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
 export async function startNext(options: StartNextOptions = {}): Promise<NextServer> {
   const dir = options.dir ?? REPO_ROOT;
   const port = options.port ?? (await freePort());
-  const env: Record<string, string | undefined> = { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", ...options.env };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    ...options.env,
+  };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
 
-  const child = spawn(process.execPath, [nextBin(dir), "start", dir, "--port", String(port), "--hostname", "127.0.0.1"], {
-    cwd: options.cwd ?? dir,
-    env: env as NodeJS.ProcessEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true, // its own process group, so stop() ends everything it started
-  });
+  const child = spawn(
+    process.execPath,
+    [nextBin(dir), "start", dir, "--port", String(port), "--hostname", "127.0.0.1"],
+    {
+      cwd: options.cwd ?? dir,
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true, // its own process group, so stop() ends everything it started
+    },
+  );
   running.add(child);
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
@@ -204,7 +231,9 @@ export async function startNext(options: StartNextOptions = {}): Promise<NextSer
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`next start exited (${child.exitCode ?? child.signalCode}) before answering:\n${output.slice(-4000)}`);
+      throw new Error(
+        `next start exited (${child.exitCode ?? child.signalCode}) before answering:\n${output.slice(-4000)}`,
+      );
     }
     try {
       // Any answer means it listens; a path no app serves keeps this probe cheap.
