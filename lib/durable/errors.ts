@@ -54,7 +54,10 @@ export class DurableError extends Error {
 // Each subclass below sets its `name` in the constructor and checks it in `is()`. A subclass of
 // these defined by a user keeps `is()` working only if it keeps the `name`.
 
-/** Thrown by your step body to fail the step at once: no retries are spent, and the run fails unless the body catches it. */
+/**
+ * Thrown by your step body to fail the step at once: no retries are spent, and the run fails unless
+ * the body catches it.
+ */
 export class FatalStepError extends DurableError {
   constructor(message: string, options?: DurableErrorOptions) {
     super("fatal_step", message, options);
@@ -99,7 +102,10 @@ export class DuplicateStepIdError extends DurableError {
   }
 }
 
-/** Thrown into the body when a step id recorded as one kind (`expected`) is asked for as another (`actual`); the run fails. */
+/**
+ * Thrown into the body when a step id recorded as one kind (`expected`) is asked for as another
+ * (`actual`); the run fails.
+ */
 export class StepKindMismatchError extends DurableError {
   constructor(
     readonly stepId: string,
@@ -130,7 +136,8 @@ export class StepNotReplaySafeError extends DurableError {
     const when = leaseExpiredAt ? `at ${leaseExpiredAt.toISOString()}` : "at an unknown time";
     super(
       "step_not_replay_safe",
-      `step "${stepId}" may have been started by an owner whose lease expired ${when} (external key ${externalKey}); it is marked onReclaim: "fail", so it is not run again`,
+      `step "${stepId}" may have been started by an owner whose lease expired ${when} ` +
+        `(external key ${externalKey}); it is marked onReclaim: "fail", so it is not run again`,
       options,
     );
     this.name = "StepNotReplaySafeError";

@@ -86,7 +86,10 @@ export class RunPoller {
     this.last = initial ? fingerprint(initial) : null;
   }
 
-  /** Starts polling: at once without an initial status, else after the first delay. Nothing to do for a finished run. */
+  /**
+   * Starts polling: at once without an initial status, else after the first delay. Nothing to do
+   * for a finished run.
+   */
   start(): void {
     this.stopped = false;
     if (isTerminal(this.state.run)) return;

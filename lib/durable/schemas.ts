@@ -20,7 +20,7 @@ export const stepStatusSchema = z.object({
   error: errorShape.nullable(),
 });
 
-/** What `status()` and `GET /api/durable/runs/{id}` answer (DESIGN.md §5). */
+/** What `status()` and `GET /api/durable/runs/{id}` answer (README, \"HTTP routes\"). */
 export const runStatusSchema = z.object({
   id: z.string(),
   workflow: z.string(),

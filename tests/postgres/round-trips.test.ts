@@ -1,4 +1,4 @@
-// Database round trips per engine operation, counted at the driver (DESIGN.md §7 floors).
+// Database round trips per engine operation, counted at the driver (docs/performance.md floors).
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// zod owns the enums; the SQL check constraints must say the same (STYLE.md, point 10).
+// zod owns the enums; the SQL check constraints must say the same (docs/decisions.md, \"Errors\").
 import { expect, it } from "vitest";
 import { migrations } from "@/lib/durable/store/migrations.generated";
 import { runStatusValues, stepKindValues, stepStatusValues } from "@/lib/durable/schemas";

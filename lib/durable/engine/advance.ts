@@ -22,7 +22,7 @@ type BodyEnd = { kind: "returned"; value: unknown } | { kind: "threw"; error: un
  * Runs one claimed run inside the invocation's budget: replays the body from the top (steps with
  * receipts answer from the ledger), executes the next steps, and ends with exactly one write for
  * the way it stopped: complete, fail, park or give back. A suspended body is abandoned, not
- * awaited (rule 11b): its pending step promises never settle.
+ * awaited (docs/rules.md, rule 11b): its pending step promises never settle.
  */
 export async function advanceClaimedRun(
   settings: ExecutionSettings,
@@ -53,7 +53,7 @@ export async function advanceClaimedRun(
   if (first.kind === "stopped" || exec.isStopping) {
     const stop = first.kind === "stopped" ? first.stop : await exec.stopped;
     // One turn of the event loop shows whether the body settled although a step suspended it
-    // (it raced or swallowed a step): the run stays suspended all the same (rule 11b).
+    // (it raced or swallowed a step): the run stays suspended all the same (docs/rules.md, rule 11b).
     await new Promise((resolve) => setImmediate(resolve));
     if (settled && (stop.kind === "suspend" || stop.kind === "yield")) {
       log("the workflow body settled while suspended (did it race or swallow a step?); the run stays suspended");

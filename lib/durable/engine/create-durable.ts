@@ -150,7 +150,7 @@ export function createDurable(options: DurableOptions): Durable {
   /** Claims a due run (or exactly `runId`) and advances it inside the budget. */
   async function claimAndAdvance(deadline: number, runId: string | undefined, exclude: string[]) {
     const remaining = deadline - performance.now();
-    // The lease covers the invocation's deadline plus the margin (rule 11a).
+    // The lease covers the invocation's deadline plus the margin (docs/rules.md, rule 11a).
     const claim = await claimDueRun(db, { workflows: names, runId, leaseMs: remaining + marginMs, exclude });
     if (!claim) return null;
     await failpoint("claim.after");
@@ -221,7 +221,7 @@ export function createDurable(options: DurableOptions): Durable {
         budgetLeftMs: 0,
       };
       const yielded: string[] = [];
-      // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
+      // Stop claiming once what is left cannot fit the default lease plus the margin (docs/rules.md, rule 11).
       while (deadline - performance.now() >= leaseMs + marginMs) {
         const advanced = await claimAndAdvance(deadline, undefined, yielded);
         if (!advanced) break;

@@ -28,7 +28,7 @@ export interface ExecutionSettings {
   log: (message: string) => void;
 }
 
-/** A promise that never settles: what a step returns once its run is suspended (rule 11b). */
+/** A promise that never settles: what a step returns once its run is suspended (docs/rules.md, rule 11b). */
 export const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
 /**
@@ -94,9 +94,9 @@ export class Execution {
   }
 
   /**
-   * Marks `stepId` as reached by this execution: refuses a second use of the id (rule 9), checks
+   * Marks `stepId` as reached by this execution: refuses a second use of the id (docs/rules.md, rule 9), checks
    * the kind against the ledger, and tells whether an earlier, lost execution may have run it
-   * (rule 7a: the run lost a claim and this execution has not yet written a receipt).
+   * (docs/rules.md, rule 7a: the run lost a claim and this execution has not yet written a receipt).
    */
   reach(stepId: string, kind: StepKind): { seq: number; recorded: StepRecord | undefined; isReclaim: boolean } {
     try {
@@ -120,12 +120,12 @@ export class Execution {
     return { seq, recorded, isReclaim };
   }
 
-  /** Receipts of the ledger that this execution never reached (rule 13). */
+  /** Receipts of the ledger that this execution never reached (docs/rules.md, rule 13). */
   unreachedSteps(): string[] {
     return [...this.ledger.keys()].filter((id) => !this.reached.has(id));
   }
 
-  /** How many executions of a step may have happened before this one (rule 7a: never fewer). */
+  /** How many executions of a step may have happened before this one (docs/rules.md, rule 7a: never fewer). */
   priorAttempts(recorded: StepRecord | undefined, isReclaim: boolean): number {
     return (recorded?.attempt ?? 0) + (isReclaim ? this.claim.run.lostClaims : 0);
   }

@@ -10,7 +10,10 @@ import { failpoint } from "./failpoints";
  * write means for the execution), answering from a receipt, and the JSON round trip.
  */
 export interface StepRecorder {
-  /** Writes an outcome. Null: nothing was written and the execution is stopping (lost, cancelled, deadline, database failure). */
+  /**
+   * Writes an outcome. Null: nothing was written and the execution is stopping (lost, cancelled,
+   * deadline, database failure).
+   */
   write(outcome: StepOutcome, tx?: Transaction<any>): Promise<Extract<RecordResult, { owned: true }> | null>;
   /** A receipt's answer: its value, or its recorded error thrown again. */
   answer(recorded: StepRecord | undefined): { done: true; value: Promise<any> } | { done: false };
@@ -66,7 +69,7 @@ export function createStepRecorder(exec: Execution): StepRecorder {
         result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, outcome);
       } catch (error) {
         // Inside a tx step the caller decides (the transaction rolls back). Outside, the body's
-        // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim (rule 14).
+        // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim (docs/rules.md, rule 14).
         if (tx) throw error;
         settings.log(`[${exec.runId}] receipt of step "${outcome.stepId}" could not be written: ${String(error)}`);
         exec.requestStop({ kind: "abandon", reason: "the database failed under a receipt write" });

@@ -32,10 +32,16 @@ export interface DurableRoutesOptions {
   maxDuration?: number;
   /** Kept free between the end of a budget and the deadline, to answer and flush (5000 ms). */
   budgetMarginMs?: number;
-  /** Defaults to the environment (DURABLE_SECRET, CRON_SECRET, DURABLE_SIGNAL_SECRET); give the durable instance the same. */
+  /**
+   * Defaults to the environment (DURABLE_SECRET, CRON_SECRET, DURABLE_SIGNAL_SECRET); give the
+   * durable instance the same.
+   */
   secrets?: { durable?: string; cron?: string; signal?: string };
   maxBodyBytes?: number;
-  /** Keeps post-response work alive (`waitUntil` of @vercel/functions; a no-op off Vercel, where the work runs anyway). */
+  /**
+   * Keeps post-response work alive (`waitUntil` of @vercel/functions; a no-op off Vercel, where the
+   * work runs anyway).
+   */
   waitUntil?: (promise: Promise<unknown>) => void;
   /** The invocation's deadline (`getDeadline` of @vercel/functions; undefined off Vercel). */
   getDeadline?: () => Date | undefined;

@@ -52,7 +52,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
     }
     const externalKey = externalKeyFor(exec.runId, id);
     let attempt = exec.priorAttempts(recorded, isReclaim) + 1;
-    // Only the first attempt of this execution may be one a lost owner also ran (rule 7a).
+    // Only the first attempt of this execution may be one a lost owner also ran (docs/rules.md, rule 7a).
     let reclaim = isReclaim;
     let dueAt = recorded?.status === "waiting" ? recorded.wakeAt : null;
 
@@ -234,7 +234,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
             })
             .catch((error) => {
               // The body succeeded but its receipt or the commit failed under it: not a step failure
-              // (rule 14). Stop; the next owner finds no receipt and re-runs the step as a reclaim.
+              // (docs/rules.md, rule 14). Stop; the next owner finds no receipt and re-runs the step as a reclaim.
               if (
                 bodyReturned &&
                 !(error instanceof Rollback) &&

@@ -1,7 +1,10 @@
 import { sql } from "kysely";
 import type { DurableDb } from "./tables";
 
-/** Cancels a run that is not terminal (durable_cancel_run): the fence moves on, so its owner's next write is refused. */
+/**
+ * Cancels a run that is not terminal (durable_cancel_run): the fence moves on, so its owner's next
+ * write is refused.
+ */
 export async function cancelRun(
   db: DurableDb,
   id: string,

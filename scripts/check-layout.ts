@@ -1,0 +1,54 @@
+// Part of `npm run lint`: the layout rules Biome cannot express (biome.json holds the others:
+// no `sql` import outside lib/durable/store, no import circles). See docs/layout.md.
+//   - lines of code are at most 120 columns;
+//   - `Kysely<any>` is written only in lib/durable/drivers (the store is typed over DurableTables);
+//   - the top level of lib/durable holds only the entry points and the shared vocabulary.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+const MAX_COLUMNS = 120;
+const TOP_LEVEL = new Set([
+  // entry points
+  "index.ts",
+  "next.ts",
+  "react.ts",
+  "testing.ts",
+  // the vocabulary every layer shares
+  "types.ts",
+  "errors.ts",
+  "duration.ts",
+  "json.ts",
+  "names.ts",
+  "schemas.ts",
+]);
+
+const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" })
+  .split("\n")
+  .filter((file) => /\.(ts|tsx|mjs)$/.test(file) && !file.endsWith(".generated.ts") && !file.endsWith(".d.ts"));
+
+const problems: string[] = [];
+for (const file of files) {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    continue; // deleted in the work tree
+  }
+  text.split("\n").forEach((line, index) => {
+    if (line.length > MAX_COLUMNS) problems.push(`${file}:${index + 1}: ${line.length} columns, over ${MAX_COLUMNS}`);
+  });
+  if (file.startsWith("lib/durable/") && !file.startsWith("lib/durable/drivers/") && /Kysely<any>/.test(text)) {
+    problems.push(`${file}: Kysely<any> outside lib/durable/drivers (use DurableDb, or AnyKysely for an app's db)`);
+  }
+  const topLevel = /^lib\/durable\/([^/]+)$/.exec(file)?.[1];
+  if (topLevel && !TOP_LEVEL.has(topLevel)) {
+    problems.push(`${file}: the top of lib/durable holds entry points and shared types only; put it in a layer folder`);
+  }
+}
+
+if (problems.length > 0) {
+  console.error(problems.join("\n"));
+  console.error(`\n${problems.length} layout problem(s).`);
+  process.exit(1);
+}
+console.log(`layout ok: ${files.length} files checked`);
