@@ -99,7 +99,11 @@ export async function settlePayment(runId: string): Promise<ActionResult> {
     await advanceSoon(id);
     const delivered = outcomes.filter((o) => o === "delivered").length;
     const duplicates = outcomes.filter((o) => o === "duplicate").length;
-    return `The provider sent payment.settled ${outcomes.length} times: ${delivered} delivered, ${duplicates} recognised as a repeat${outcomes.includes("refused") ? ", refused (the run no longer waits)" : ""}.`;
+    const refused = outcomes.includes("refused") ? ", refused (the run no longer waits)" : "";
+    return (
+      `The provider sent payment.settled ${outcomes.length} times: ` +
+      `${delivered} delivered, ${duplicates} recognised as a repeat${refused}.`
+    );
   });
 }
 

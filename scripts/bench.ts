@@ -1,4 +1,4 @@
-// npm run bench: the figures of DESIGN.md §7, printed, never asserted by timing. Everything is
+// npm run bench: the figures of docs/performance.md, printed, never asserted by timing. Everything is
 // measured in this one run; every ratio is computed from figures of this run.
 // The pieces live in scripts/bench/ (one concept per file).
 import { dropCreatedDatabases } from "./bench/databases";
@@ -37,7 +37,7 @@ const heading = (text: string) => title(`${text}  [load ${loadAverage().split(" 
 try {
   // ── Machine ────────────────────────────────────────────────────────────────────────────────
   const m = await machine();
-  console.log("durable-next bench (DESIGN.md §7)\n");
+  console.log("durable-next bench (docs/performance.md)\n");
   table([
     ["machine", ""],
     ["cores", `${m.cores} × ${m.cpu}`],
@@ -53,13 +53,16 @@ try {
   ]);
   if (Number(m.load.split(" ")[0]) > m.cores / 2) {
     console.log(
-      `\n  note: the machine is busy (load ${m.load.split(" ")[0]} on ${m.cores} cores): absolute figures are noisy; ratios less so.`,
+      `\n  note: the machine is busy (load ${m.load.split(" ")[0]} on ${m.cores} cores): ` +
+        "absolute figures are noisy; ratios less so.",
     );
   }
 
   // ── 1. Round trips ─────────────────────────────────────────────────────────────────────────
   const rt = { pglite: await roundTrips("pglite"), postgres: await roundTrips("postgres") };
-  heading("1. Database round trips per operation (statements tagged at the driver via onQuery; DESIGN.md §7 floors)");
+  heading(
+    "1. Database round trips per operation (statements tagged at the driver via onQuery; docs/performance.md floors)",
+  );
   const c = (t: "pglite" | "postgres", op: keyof (typeof rt)["pglite"]["count"]) => String(rt[t].count[op]);
   const tx = (t: "pglite" | "postgres") => `${rt[t].txOwn} + ${rt[t].count["tx step"] - rt[t].txOwn}`;
   table([
@@ -94,7 +97,8 @@ try {
   // Each measurement is bracketed by a raw 1-connection loop and compared with the mean of its two
   // brackets, so a load change on the machine hits the figure and its reference alike.
   const steps = RUNS * STEPS_PER_RUN;
-  await drainOnServer(WARMUP_RUNS, 1); // untimed: JIT-compiles the engine and the drivers before the first measured drain
+  // untimed: JIT-compiles the engine and the drivers before the first measured drain
+  await drainOnServer(WARMUP_RUNS, 1);
   const profile = await profileRun("postgres", threeSteps, { n: 1 }, [
     "create table bench_effects (id bigserial primary key, run_id text not null, step text not null)",
   ]);
@@ -110,7 +114,8 @@ try {
   raws.push(await rawLoop(RAW_STEPS, 1));
   const bracket = (i: number) => (raws[i]!.stepsPerSecond + raws[i + 1]!.stepsPerSecond) / 2;
   heading(
-    `2. Throughput: ${RUNS.toLocaleString("en-US")} runs × ${STEPS_PER_RUN} steps (run, tx with one insert, value) = ${steps.toLocaleString("en-US")} steps, drained until a tick claims nothing`,
+    `2. Throughput: ${RUNS.toLocaleString("en-US")} runs × ${STEPS_PER_RUN} steps (run, tx with one insert, value) = ` +
+      `${steps.toLocaleString("en-US")} steps, drained until a tick claims nothing`,
   );
   const commits = (profile.commits / STEPS_PER_RUN).toFixed(2);
   const cpuPerStep = (cpu: CpuSpent, n: number) => [
@@ -188,11 +193,15 @@ try {
       commits,
     ),
   ]);
-  console.log(`
+  console.log(
+    `
   raw = begin; insert; commit per step. "raw 1-conn ref": the mean of the raw 1-connection loops run just before and
-  just after that row (${RAW_STEPS.toLocaleString("en-US")} steps each), so a load change on the machine hits a figure and its reference alike:
-    ${raws.map((r) => perSecond(r.stepsPerSecond)).join(", ")}; CPU/step node ${cpuPerStep(raws[0]!.cpu, RAW_STEPS).join(", server ")}; 1 commit/step.
-  claims for ${RUNS.toLocaleString("en-US")} runs (given back unfinished at the end of a tick's budget, then claimed again):
+  just after that row (${RAW_STEPS.toLocaleString("en-US")} steps each), ` +
+      `so a load change on the machine hits a figure and its reference alike:
+    ${raws.map((r) => perSecond(r.stepsPerSecond)).join(", ")}; ` +
+      `CPU/step node ${cpuPerStep(raws[0]!.cpu, RAW_STEPS).join(", server ")}; 1 commit/step.
+  claims for ${RUNS.toLocaleString("en-US")} runs ` +
+      `(given back unfinished at the end of a tick's budget, then claimed again):
     ${[
       [`1 loop`, one],
       [`${LOOPS} loops`, eight],
@@ -200,14 +209,19 @@ try {
     ]
       .map(([label, d]) => `${label}: ${(d as Drain).claims} (${(d as Drain).yielded} given back)`)
       .join("; ")}.
-  sessions waiting on a lock during the ${LOOPS}-loop drain (pg_stat_activity, ${eight.lockWaits!.samples} samples): mean ${eight.lockWaits!.mean.toFixed(2)}, max ${eight.lockWaits!.max}.
-  statements per run, traced at the driver: ${profile.statements}, of which ${profile.commits} commit (the raw loop: ${3 * STEPS_PER_RUN} and ${STEPS_PER_RUN} per ${STEPS_PER_RUN} steps):
+  sessions waiting on a lock during the ${LOOPS}-loop drain (pg_stat_activity, ${eight.lockWaits!.samples} samples): ` +
+      `mean ${eight.lockWaits!.mean.toFixed(2)}, max ${eight.lockWaits!.max}.
+  statements per run, traced at the driver: ${profile.statements}, of which ${profile.commits} commit ` +
+      `(the raw loop: ${3 * STEPS_PER_RUN} and ${STEPS_PER_RUN} per ${STEPS_PER_RUN} steps):
     ${profile.sequence.join(" → ")}
   CPU/step: this process (all ${LOOPS} tick loops share its one JS thread; on PGlite it includes the database) and the
-  server backends of the measured database (from /proc; "-" when not on this machine).`);
+  server backends of the measured database (from /proc; "-" when not on this machine).`,
+  );
 
   heading(
-    "   Where a run's time goes: the 1-loop drain on PostgreSQL, statement by statement (send to next send, so it includes\n   the JavaScript after each result; sums to the wall time), next to the raw 1-connection loop before it",
+    "   Where a run's time goes: the 1-loop drain on PostgreSQL, statement by statement " +
+      "(send to next send, so it includes\n   the JavaScript after each result; sums to the wall time), " +
+      "next to the raw 1-connection loop before it",
   );
   const perRun = (times: StatementTimes, units: number) => {
     const rows: string[][] = [];
@@ -236,7 +250,8 @@ try {
   ]);
   if (one.functions?.length) {
     heading(
-      "   Server time inside the engine's SQL functions during the 1-loop drain (pg_stat_user_functions, track_functions = pl)",
+      "   Server time inside the engine's SQL functions during the 1-loop drain " +
+        "(pg_stat_user_functions, track_functions = pl)",
     );
     table([
       ["function", "calls", "per run", "ms per call", "ms per run"],
@@ -260,7 +275,8 @@ try {
     pglite: await startToCompletion("pglite", LATENCY_SAMPLES),
   };
   heading(
-    `3. Latency from start to completion of one 3-step run (start, then advance(id) at once; ${LATENCY_SAMPLES} samples, one at a time)`,
+    "3. Latency from start to completion of one 3-step run " +
+      `(start, then advance(id) at once; ${LATENCY_SAMPLES} samples, one at a time)`,
   );
   table([
     ["database", "p50", "p99", "mean"],
@@ -271,13 +287,15 @@ try {
   // ── 4. Claim latency with 1,000,000 finished runs ──────────────────────────────────────────
   const claims = await claimLatency(CLAIM_SAMPLES, FINISHED_RUNS);
   heading(
-    `4. Claim latency: select durable_claim_run(...) round trip, ${CLAIM_SAMPLES} claims of freshly started due runs (PostgreSQL)`,
+    "4. Claim latency: select durable_claim_run(...) round trip, " +
+      `${CLAIM_SAMPLES} claims of freshly started due runs (PostgreSQL)`,
   );
   table([
     ["durable_runs", "p50", "p99"],
     ["empty", ms(claims.empty.p50), ms(claims.empty.p99)],
     [
-      `${FINISHED_RUNS.toLocaleString("en-US")} completed runs (inserted + analyzed in ${claims.fillSeconds.toFixed(1)} s)`,
+      `${FINISHED_RUNS.toLocaleString("en-US")} completed runs ` +
+        `(inserted + analyzed in ${claims.fillSeconds.toFixed(1)} s)`,
       ms(claims.full.p50),
       ms(claims.full.p99),
     ],
@@ -286,15 +304,19 @@ try {
   const usesIndex = (plan: string[]) =>
     plan.some((l) => l.includes("durable_runs_due")) && !plan.some((l) => /Seq Scan/.test(l));
   console.log(
-    `\n  EXPLAIN (ANALYZE, BUFFERS) of the claim's pick query (from durable_claim_run, literal values), ${FINISHED_RUNS.toLocaleString("en-US")} finished runs:\n`,
+    "\n  EXPLAIN (ANALYZE, BUFFERS) of the claim's pick query (from durable_claim_run, literal values), " +
+      `${FINISHED_RUNS.toLocaleString("en-US")} finished runs:\n`,
   );
   for (const line of claims.plan) console.log(`    ${line}`);
   console.log(
-    `\n  partial index durable_runs_due used: ${usesIndex(claims.plan) ? "yes" : "NO"}; in the generic plan plpgsql may cache: ${usesIndex(claims.genericPlan) ? "yes" : "NO"} (${claims.genericPlan.find((l) => l.includes("Scan"))?.trim()})`,
+    `\n  partial index durable_runs_due used: ${usesIndex(claims.plan) ? "yes" : "NO"}; ` +
+      `in the generic plan plpgsql may cache: ${usesIndex(claims.genericPlan) ? "yes" : "NO"} ` +
+      `(${claims.genericPlan.find((l) => l.includes("Scan"))?.trim()})`,
   );
   const worst = Math.max(claims.full.p50 / claims.empty.p50, 0);
   console.log(
-    `  median claim with ${FINISHED_RUNS.toLocaleString("en-US")} finished runs is ${ratio(worst)} the empty table: ${worst <= 2 ? "within" : "OUTSIDE"} the 2× target.`,
+    `  median claim with ${FINISHED_RUNS.toLocaleString("en-US")} finished runs is ${ratio(worst)} the empty table: ` +
+      `${worst <= 2 ? "within" : "OUTSIDE"} the 2× target.`,
   );
 } finally {
   await dropCreatedDatabases();

@@ -1,4 +1,4 @@
-// npm run chaos [-- --full] [--seed N] [--only 4,6]: RELIABILITY.md scenarios on the real server
+// npm run chaos [-- --full] [--seed N] [--only 4,6]: the chaos scenarios of docs/invariants.md on the real server
 // with invariants I1–I10 checked after each. Prints every count and violation; exits non-zero on
 // any violation. The reduced scale (default) runs in CI in a few minutes.
 import { checkInvariants } from "./chaos/invariants";
@@ -31,7 +31,8 @@ for (const [key, scenario] of SCENARIOS) {
   );
   for (const inv of invariants) {
     console.log(
-      `  ${inv.id.padEnd(4)} ${inv.name.padEnd(62)} checked ${String(inv.checked).padStart(6)}  violations ${inv.violations.length}`,
+      `  ${inv.id.padEnd(4)} ${inv.name.padEnd(62)} checked ${String(inv.checked).padStart(6)}  ` +
+        `violations ${inv.violations.length}`,
     );
     for (const v of inv.violations) console.log(`       ✗ ${v}`);
   }

@@ -40,11 +40,11 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
       <>Due now: the next invocation claims it (a status poll from this page, a start, a signal or the cron tick).</>
     );
   } else if (run.status === "running") {
-    const retrying = run.steps.find((s) => s.status === "waiting" && s.error && (s.kind === "run" || s.kind === "tx"));
-    text = retrying ? (
+    const retry = run.steps.find((s) => s.status === "waiting" && s.error && (s.kind === "run" || s.kind === "tx"));
+    text = retry ? (
       <>
-        Running: <code>{retrying.id}</code> failed and is retried in this invocation (attempt {retrying.attempt + 1}{" "}
-        next, same external key).
+        Running: <code>{retry.id}</code> failed and is retried in this invocation (attempt {retry.attempt + 1} next,
+        same external key).
       </>
     ) : (
       <>Running: an invocation holds its lease and is executing steps.</>

@@ -55,7 +55,8 @@ async function createOnce(
   const { rows } = await sql<any>`
     with inserted as (
       insert into mock_payments (id, kind, idempotency_key, run_id, reference, amount_cents, currency, status)
-      values (${id}, ${kind}, ${request.idempotencyKey}, ${request.runId}, ${request.reference}, ${request.amountCents}, ${request.currency}, 'succeeded')
+      values (${id}, ${kind}, ${request.idempotencyKey}, ${request.runId}, ${request.reference},
+        ${request.amountCents}, ${request.currency}, 'succeeded')
       on conflict (idempotency_key) do nothing
       returning *
     )
@@ -124,13 +125,13 @@ export async function settle(
   const settled = rows[0];
   if (!settled) throw new MockProviderError(404, "the provider has no charge for this run yet", false);
   // One event, one id: a redelivery (or a second click) carries the same webhook id.
-  const webhookId = `msg_${createHash("sha256").update(`${settled.id}\u0000payment.settled`).digest("hex").slice(0, 24)}`;
+  const digest = createHash("sha256").update(`${settled.id}\u0000payment.settled`).digest("hex");
+  const webhookId = `msg_${digest.slice(0, 24)}`;
   const outcomes: DeliveryOutcome[] = [];
   for (let delivery = 0; delivery < 2; delivery++) {
     const outcome = await deliver(webhookId, { chargeId: settled.id, amountCents: settled.amount_cents });
-    await sql`insert into mock_webhook_deliveries (webhook_id, run_id, event, outcome) values (${webhookId}, ${runId}, 'payment.settled', ${outcome})`.execute(
-      db,
-    );
+    await sql`insert into mock_webhook_deliveries (webhook_id, run_id, event, outcome)
+      values (${webhookId}, ${runId}, 'payment.settled', ${outcome})`.execute(db);
     outcomes.push(outcome);
   }
   return outcomes;

@@ -57,9 +57,8 @@ export async function logRequest(entry: {
 }): Promise<void> {
   await sql`
     insert into mock_provider_requests (provider, operation, idempotency_key, run_id, outcome, detail)
-    values (${entry.provider}, ${entry.operation}, ${entry.key}, ${entry.runId}, ${entry.outcome}, ${entry.detail ?? null})`.execute(
-    providerDb(),
-  );
+    values (${entry.provider}, ${entry.operation}, ${entry.key}, ${entry.runId}, ${entry.outcome},
+      ${entry.detail ?? null})`.execute(providerDb());
 }
 
 /** Fails the request as planned for its key: logs it, then throws what a client would see. */

@@ -89,9 +89,9 @@ export const checkout = defineWorkflow({
       await sql`
         update demo_inventory set on_hand = on_hand - ${input.quantity}, reserved = reserved - ${input.quantity}
         where sku = ${input.sku}`.execute(tx);
-      await sql`update demo_orders set status = 'confirmed', charge_id = ${payment.id}, updated_at = now() where id = ${orderId}`.execute(
-        tx,
-      );
+      await sql`
+        update demo_orders set status = 'confirmed', charge_id = ${payment.id}, updated_at = now()
+        where id = ${orderId}`.execute(tx);
       return { confirmed: orderId };
     });
     return { orderId, status: "confirmed", chargeId: payment.id, amount: formatMoney(order.amountCents) };

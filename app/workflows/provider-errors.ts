@@ -6,7 +6,9 @@ import { FatalStepError, RetryableStepError } from "@/lib/durable";
  * else (timeouts, 5xx) is retried by the step's retry policy.
  *
  * @example
- * await ctx.step.run("send", (s) => sendEmail({ ..., idempotencyKey: s.externalKey }).catch(toStepError), { retries: 5 });
+ * await ctx.step.run("send", (s) => sendEmail({ ..., idempotencyKey: s.externalKey }).catch(toStepError), {
+ *   retries: 5,
+ * });
  */
 export function toStepError(error: unknown): never {
   const e = error as { name?: string; status?: number; transient?: boolean; retryAfterMs?: number; message?: string };

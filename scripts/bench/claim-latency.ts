@@ -92,7 +92,8 @@ const PICK = (now: string) => `
 
 async function explain(client: pg.Client): Promise<{ plan: string[]; genericPlan: string[] }> {
   await client.query(
-    `insert into durable_runs (id, workflow, input, wake_at) values ('explain-me', $1, '{}'::jsonb, durable_now() - interval '1 second')`,
+    `insert into durable_runs (id, workflow, input, wake_at)
+     values ('explain-me', $1, '{}'::jsonb, durable_now() - interval '1 second')`,
     [threeSteps.name],
   );
   const now = (await client.query(`select durable_now()::text as now`)).rows[0].now as string;

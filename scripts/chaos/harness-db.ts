@@ -41,7 +41,9 @@ begin
   insert into chaos_violations values ('I5', format('run %s left %s for %s', old.id, old.status, new.status));
   return new;
 end $$;
-create table chaos_finished (run_id text not null, status text not null, at timestamptz not null default clock_timestamp());
+create table chaos_finished (
+  run_id text not null, status text not null, at timestamptz not null default clock_timestamp()
+);
 create function chaos_log_finish() returns trigger language plpgsql as $$
 begin
   insert into chaos_finished (run_id, status) values (new.id, new.status);

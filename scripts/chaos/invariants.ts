@@ -1,4 +1,4 @@
-// I1–I10: what must hold after every chaos scenario (RELIABILITY.md), computed from the database
+// I1–I10: what must hold after every chaos scenario (docs/invariants.md), computed from the database
 // and the harness's logs. Each check returns how many things it looked at and what it found.
 import { sql, type Kysely } from "kysely";
 
@@ -46,7 +46,8 @@ export async function checkInvariants(db: Kysely<any>, expect: Expectation): Pro
       sql`
     select run_id, step_id, count(*)::int as receipts from durable_steps group by 1, 2 having count(*) > 1
     union all
-    select r.id, '*', count(s.step_id)::int from durable_runs r left join durable_steps s on s.run_id = r.id and s.status = 'completed'
+    select r.id, '*', count(s.step_id)::int from durable_runs r
+      left join durable_steps s on s.run_id = r.id and s.status = 'completed'
      where r.status = 'completed' group by r.id having count(s.step_id) <> ${expect.stepsPerRun}`,
     ),
   );
@@ -65,7 +66,8 @@ export async function checkInvariants(db: Kysely<any>, expect: Expectation): Pro
      group by 1, 2 having count(e.run_id) <> 1
     union all
     select e.run_id, e.step_id, count(*)::int from chaos_effects e
-     where not exists (select 1 from durable_steps s where s.run_id = e.run_id and s.step_id = e.step_id and s.status = 'completed')
+     where not exists (select 1 from durable_steps s
+                        where s.run_id = e.run_id and s.step_id = e.step_id and s.status = 'completed')
      group by 1, 2`,
     ),
   );

@@ -1,4 +1,4 @@
-// RELIABILITY.md scenarios on the real server. Each builds a fresh database, starts runs, lets
+// the chaos scenarios of docs/invariants.md on the real server. Each builds a fresh database, starts runs, lets
 // workers (child processes) and a seeded nemesis loose, drains what is left, and returns its
 // counts; the caller checks I1–I10 on the database it leaves.
 import { sql, type Kysely } from "kysely";
@@ -109,11 +109,9 @@ async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, timeoutMs =
 
 async function waitForWorkerSessionsToClose(db: Kysely<any>) {
   for (let i = 0; i < 50; i++) {
-    const { rows } = await sql<{
-      n: number;
-    }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'chaos-worker'`.execute(
-      db,
-    );
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and application_name = 'chaos-worker'`.execute(db);
     if (rows[0]!.n === 0) return;
     await sleep(100);
   }
@@ -122,15 +120,16 @@ async function waitForWorkerSessionsToClose(db: Kysely<any>) {
 const events = async (db: Kysely<any>, kinds: string[]) =>
   Number(
     (
-      await sql<{
-        n: number;
-      }>`select count(*)::int as n from durable_events where kind in (select jsonb_array_elements_text(${JSON.stringify(kinds)}::jsonb))`.execute(
-        db,
-      )
+      await sql<{ n: number }>`
+        select count(*)::int as n from durable_events
+        where kind in (select jsonb_array_elements_text(${JSON.stringify(kinds)}::jsonb))`.execute(db)
     ).rows[0]!.n,
   );
 
-/** 1–3: SIGKILL at every failpoint (after the effect before the receipt, after COMMIT before the response…), then recovery. */
+/**
+ * 1–3: SIGKILL at every failpoint (after the effect before the receipt, after COMMIT before the response…),
+ * then recovery.
+ */
 export async function crashAtEveryFailpoint(scale: Scale): Promise<ScenarioResult> {
   const perPoint = scale.full ? 5 : 2;
   const { url, db } = await createChaosDatabase("durable_chaos_failpoints");
@@ -163,7 +162,10 @@ export async function crashAtEveryFailpoint(scale: Scale): Promise<ScenarioResul
   };
 }
 
-/** 4: concurrent workers, a nemesis that kills and pauses them past their lease; paused owners resume and are refused. */
+/**
+ * 4: concurrent workers, a nemesis that kills and pauses them past their lease; paused owners resume and are
+ * refused.
+ */
 export async function killAndPause(scale: Scale): Promise<ScenarioResult> {
   const runs = scale.full ? 3_000 : 300;
   const workerCount = scale.full ? 12 : 6;
@@ -258,11 +260,9 @@ export async function frozenInTransaction(scale: Scale): Promise<ScenarioResult>
   const idleInTransaction = async () =>
     Number(
       (
-        await sql<{
-          n: number;
-        }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(
-          db,
-        )
+        await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and state like 'idle in transaction%'`.execute(db)
       ).rows[0]!.n,
     );
   const heldOpen = await idleInTransaction();
@@ -404,7 +404,10 @@ export async function skewedClocks(scale: Scale): Promise<ScenarioResult> {
   };
 }
 
-/** 8: short budgets and steps of random length: nothing starts that cannot finish, nothing written after the lease; killed workers recovered once. */
+/**
+ * 8: short budgets and steps of random length: nothing starts that cannot finish, nothing written after the lease;
+ * killed workers recovered once.
+ */
 export async function budgets(scale: Scale): Promise<ScenarioResult> {
   const runs = scale.full ? 1_000 : 150;
   const random = seeded(scale.seed + 8);
@@ -472,7 +475,7 @@ export async function load(scale: Scale): Promise<ScenarioResult> {
   };
 }
 
-/** By RELIABILITY.md scenario number (2 and 3 are failpoints of 1). */
+/** By docs/invariants.md scenario number (2 and 3 are failpoints of 1). */
 export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<ScenarioResult>]> = [
   ["1-3", crashAtEveryFailpoint],
   ["4", killAndPause],

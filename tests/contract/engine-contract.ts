@@ -1,4 +1,4 @@
-// The step contract (DESIGN.md §3), one suite run against every database: PGlite in process, the
+// The step contract (docs/rules.md), one suite run against every database: PGlite in process, the
 // real PostgreSQL server through `pg`, and through Neon's driver.
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -196,9 +196,10 @@ const overtaken = defineWorkflow({
         const { rows } = await sql<{ fence: number }>`select fence from durable_runs where id = ${ctx.runId}`.execute(
           db,
         );
-        await sql`select durable_record_step(${ctx.runId}, ${rows[0]!.fence}::bigint, '{"step_id":"a","seq":0,"kind":"run","status":"completed","attempt":1,"result":"recorded first"}'::jsonb)`.execute(
-          db,
-        );
+        await sql`
+          select durable_record_step(${ctx.runId}, ${rows[0]!.fence}::bigint,
+            '{"step_id":"a","seq":0,"kind":"run","status":"completed","attempt":1,"result":"recorded first"}'::jsonb
+          )`.execute(db);
       }
       return "mine";
     });
@@ -206,11 +207,23 @@ const overtaken = defineWorkflow({
 });
 let overtakenDb: Kysely<any> | null = null;
 
+// A step id Postgres cannot store (NUL) or that is too long, derived from the input.
+const badStepId = defineWorkflow({
+  name: "bad-step-id",
+  input: z.object({ kind: z.enum(["nul", "long", "empty"]) }),
+  async run(ctx, input) {
+    await ctx.step.run("fine", () => 1);
+    const stepId = { nul: "a\u0000b", long: "x".repeat(256), empty: "" }[input.kind];
+    return await ctx.step.run(stepId, () => 2);
+  },
+});
+
 const workflows = [
   threeSteps,
   jsonShapes,
   tooLarge,
   duplicateIds,
+  badStepId,
   kindMismatch,
   failing,
   flaky,
@@ -356,14 +369,29 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       expect(status).toMatchObject({ status: "failed", error: { code: "duplicate_step_id" } });
     });
 
+    it("fails the run at once on a step id that cannot be stored, instead of giving up on every advance", async () => {
+      for (const kind of ["nul", "long", "empty"] as const) {
+        const id = `${kind}-step`;
+        await durable.start(badStepId, { kind }, { id });
+        expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, failed: 1 });
+        const status = (await durable.status(id))!;
+        expect(status).toMatchObject({ status: "failed", error: { code: "invalid_input" } });
+        expect(status.error?.message).toContain("step id");
+        expect(status.steps.map((step) => step.id)).toEqual(["fine"]);
+      }
+      // Nothing is left due: the runs are terminal, not pending for ever.
+      expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 0 });
+    });
+
     it("fails the run when a step id comes back as another kind", async () => {
       mismatchKind = "value";
       await durable.start(kindMismatch, {}, { id: "km" });
       // Record "a" as a value step, then make the run due again as if the body changed.
       const claim = await claimDueRun(db, { workflows: ["kind-mismatch"], leaseMs: 5_000 });
-      await sql`select durable_record_step(${"km"}, ${claim!.run.fence}::bigint, '{"step_id":"a","seq":0,"kind":"value","status":"completed","attempt":1,"result":1}'::jsonb)`.execute(
-        db,
-      );
+      await sql`
+        select durable_record_step(${"km"}, ${claim!.run.fence}::bigint,
+          '{"step_id":"a","seq":0,"kind":"value","status":"completed","attempt":1,"result":1}'::jsonb
+        )`.execute(db);
       await sql`select durable_release_run(${"km"}, ${claim!.run.fence}::bigint, null)`.execute(db);
       mismatchKind = "run";
       await durable.tick({ budgetMs: 10_000 });
@@ -432,11 +460,10 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       expect(reads.map((r) => r!.status)).toEqual(["pending", "pending", "pending"]);
       expect((await events("h1")).filter((e) => e.kind === "heal")).toHaveLength(1);
       // The dead owner's fence is stale: its late write is refused.
-      const late = await sql<{
-        r: any;
-      }>`select durable_record_step('h1', ${dead!.run.fence}::bigint, '{"step_id":"before","seq":0,"kind":"run","status":"completed","attempt":1,"result":"late"}'::jsonb) as r`.execute(
-        db,
-      );
+      const late = await sql<{ r: any }>`
+        select durable_record_step('h1', ${dead!.run.fence}::bigint,
+          '{"step_id":"before","seq":0,"kind":"run","status":"completed","attempt":1,"result":"late"}'::jsonb
+        ) as r`.execute(db);
       expect(late.rows[0]!.r).toEqual({ owned: false, runStatus: "pending" });
       expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ completed: 1 });
       // "before" and "charge"... only steps reached before the first new receipt are reclaims.
@@ -485,7 +512,7 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       ]);
     });
 
-    it("a held-back last receipt that lost to a recorded outcome never completes the run on its own value", async () => {
+    it("a held-back last receipt beaten by a recorded outcome never completes the run on its own value", async () => {
       overtakenDb = db;
       await durable.start(overtaken, {}, { id: "ov" });
       expect(await durable.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, completed: 0, yielded: 1 });

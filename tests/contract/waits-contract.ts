@@ -1,4 +1,4 @@
-// Waiting and recovery (DESIGN.md §3): sleeps, signals, polling waits, retries, heartbeats,
+// Waiting and recovery (docs/rules.md): sleeps, signals, polling waits, retries, heartbeats,
 // onReclaim, cancel and retry, on every database.
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -250,7 +250,7 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
       expect((await durable.status("short"))!.attempts).toBe(1);
     });
 
-    it("waits for a signal: delivered once, makes the run due at once, validated against the declared schema", async () => {
+    it("waits for a signal: delivered once, makes the run due at once, validated by the declared schema", async () => {
       await durable.start(approval, {}, { id: "a1" });
       expect(await tick()).toMatchObject({ waiting: 1 });
       expect(await durable.status("a1")).toMatchObject({
@@ -296,7 +296,7 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
       expect((await durable.status("early"))!.output).toEqual({ decision: { approved: false } });
     });
 
-    it("times out at the stored deadline (null), refuses later signals, and a signal that landed first wins", async () => {
+    it("times out at the stored deadline (null), refuses later signals; a signal that landed first wins", async () => {
       await durable.start(approval, { timeout: "1h" }, { id: "late" });
       await durable.start(approval, { timeout: "1h" }, { id: "first" });
       expect(await tick()).toMatchObject({ waiting: 2 });

@@ -153,7 +153,8 @@ for (const backend of backends) {
       completedHello += 2;
 
       timings.push(
-        `${backend.name}: hello (3 steps) POST start → completed ${median(recorded).toFixed(0)} ms by the server's completion time, ` +
+        `${backend.name}: hello (3 steps) POST start → completed ${median(recorded).toFixed(0)} ms ` +
+          "by the server's completion time, " +
           `${median(observed).toFixed(0)} ms until a status poll (every 10 ms) saw it`,
       );
     }, 90_000);
@@ -226,8 +227,10 @@ for (const backend of backends) {
       const elapsed = results.map((r) => r.elapsed);
       for (const ms of elapsed) expect(ms).toBeGreaterThanOrEqual(COOL_OFF_MS - 50);
       timings.push(
-        `${backend.name}: approval signal → completed ${median(elapsed).toFixed(0)} ms, of which ${COOL_OFF_MS} ms is the workflow's cool-off sleep ` +
-          `(${(median(elapsed) - COOL_OFF_MS).toFixed(0)} ms beyond it); signal → wait answered (decision receipt) ${median(results.map((r) => r.woken)).toFixed(0)} ms`,
+        `${backend.name}: approval signal → completed ${median(elapsed).toFixed(0)} ms, ` +
+          `of which ${COOL_OFF_MS} ms is the workflow's cool-off sleep ` +
+          `(${(median(elapsed) - COOL_OFF_MS).toFixed(0)} ms beyond it); ` +
+          `signal → wait answered (decision receipt) ${median(results.map((r) => r.woken)).toFixed(0)} ms`,
       );
     }, 120_000);
 

@@ -93,7 +93,7 @@ describe("the chaos checker", () => {
       expect((await violationsOf(db, "I1")).length).toBe(broken ? 1 : 0);
     });
 
-    it(`${broken ? "fires I10 when leases come from app clocks" : "keeps I10 quiet with the database clock"}`, async () => {
+    it(broken ? "fires I10 when leases come from app clocks" : "keeps I10 quiet with the database clock", async () => {
       const { url, db } = await chaosDb(`durable_chaos_checker_clock_${broken}`);
       if (broken) {
         // durable_now() reads the caller's (skewed) app clock, passed as a session setting.

@@ -68,11 +68,9 @@ describe("a worker killed mid-run", () => {
           notified: { attempt: 2, isReclaim: true },
         });
       }
-      const idle = await sql<{
-        n: number;
-      }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(
-        db,
-      );
+      const idle = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and state like 'idle in transaction%'`.execute(db);
       expect(idle.rows[0]!.n).toBe(0);
     });
   }

@@ -19,14 +19,12 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
       const { rows: orders } = await sql<any>`
         select o.id, o.quantity, o.amount_cents, o.status, i.name, i.on_hand, i.reserved
         from demo_orders o join demo_inventory i on i.sku = o.sku where o.run_id = ${runId}`.execute(db);
-      const { rows: payments } =
-        await sql<any>`select id, kind, amount_cents, status from mock_payments where run_id = ${runId} order by created_at`.execute(
-          db,
-        );
-      const { rows: hooks } =
-        await sql<any>`select outcome, count(*)::int as n from mock_webhook_deliveries where run_id = ${runId} group by outcome`.execute(
-          db,
-        );
+      const { rows: payments } = await sql<any>`
+        select id, kind, amount_cents, status from mock_payments
+        where run_id = ${runId} order by created_at`.execute(db);
+      const { rows: hooks } = await sql<any>`
+        select outcome, count(*)::int as n from mock_webhook_deliveries
+        where run_id = ${runId} group by outcome`.execute(db);
       const order = orders[0];
       const hook = (outcome: string) => hooks.find((h) => h.outcome === outcome)?.n ?? 0;
       return (
@@ -132,10 +130,9 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
       );
     }
     case "outbox-delivery": {
-      const { rows } =
-        await sql<any>`select message_key, subject, status, provider_message_id from demo_outbox where run_id = ${runId} order by position`.execute(
-          db,
-        );
+      const { rows } = await sql<any>`
+        select message_key, subject, status, provider_message_id from demo_outbox
+        where run_id = ${runId} order by position`.execute(db);
       const { rows: sent } = await sql<{
         n: number;
       }>`select count(*)::int as n from mock_email_messages where run_id = ${runId}`.execute(db);
@@ -172,10 +169,9 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
       );
     }
     case "report-export": {
-      const { rows } =
-        await sql<any>`select id, duration_ms, (extract(epoch from (clock_timestamp() - submitted_at)) * 1000)::int as elapsed_ms from mock_operations where run_id = ${runId}`.execute(
-          db,
-        );
+      const { rows } = await sql<any>`
+        select id, duration_ms, (extract(epoch from (clock_timestamp() - submitted_at)) * 1000)::int as elapsed_ms
+        from mock_operations where run_id = ${runId}`.execute(db);
       const op = rows[0];
       const polls = sumOf(counts, { provider: "operations", operation: "get" });
       const failedPolls = sumOf(counts, { provider: "operations", operation: "get", outcome: "failed" });
