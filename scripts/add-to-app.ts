@@ -1,11 +1,15 @@
-// `npm run add-to-app -- <dir> [--dry-run]`: adds the durable toolkit to another Next.js app.
+// `npm run add-to-app -- <dir> [--update] [--dry-run]`: adds the durable toolkit to another Next.js app.
 //
-// Copies lib/durable and db/ (migrations, the generated SQL module, table types), the route files
-// of app/api/durable with their imports made relative, and an app/durable.ts instance with an
-// empty workflow registry. A file that already exists is never overwritten (it is reported, and
-// running this twice changes nothing). vercel.json gets the cron, next.config the PGlite entry,
+// Copies one folder, lib/durable (the engine with its SQL migrations, generated SQL module and
+// table types), the route files of app/api/durable with their imports made relative, and an
+// app/durable.ts instance with an empty workflow registry; the app's db/ is never written. A file
+// that already exists is never overwritten (it is reported, and running this twice changes
+// nothing). What it writes is recorded with its SHA-256 in lib/durable/.add-to-app.json, so that
+// `--update` can later replace the files the app did not change and print a diff for the others
+// (scripts/add-to-app/update.ts). vercel.json gets the cron, next.config the PGlite entry,
 // .gitignore the .durable/ folder, when those edits are plain; otherwise the step is printed.
 // Then prints what to install, which secrets to set and where to register workflows.
+// Exit code: 0 when done (files kept with a diff included: the output says so), 2 on bad usage.
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
@@ -19,6 +23,16 @@ import {
 } from "./add-to-app/config-edits";
 import { adviseDependencies, type PackageJson } from "./add-to-app/dependencies";
 import {
+  type Manifest,
+  manifestPath,
+  manifestText,
+  readManifest,
+  sameEntries,
+  sha256,
+  toolkitVersion,
+  writeManifest,
+} from "./add-to-app/manifest";
+import {
   detectLayout,
   packagesUsed,
   planFiles,
@@ -26,9 +40,20 @@ import {
   type FileOutcome,
   type PlannedFile,
 } from "./add-to-app/plan";
+import {
+  applyUpdate,
+  oldLayoutCopies,
+  planUpdate,
+  reportDiffs,
+  reportUpdate,
+  type UpdateAction,
+} from "./add-to-app/update";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const USAGE = "usage: npm run add-to-app -- <path to a Next.js app> [--dry-run]";
+const USAGE = "usage: npm run add-to-app -- <path to a Next.js app> [--update] [--dry-run]";
+const OPTIONS = ["--dry-run", "--update"];
+/** What the copied files come from: the version stamp says whether these had uncommitted changes. */
+const SOURCES = ["lib/durable", "app/api/durable", "scripts/add-to-app"];
 
 function fail(message: string): never {
   console.error(`add-to-app: ${message}\n${USAGE}`);
@@ -39,15 +64,16 @@ const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, "utf8")) 
 
 function parseArgs(argv: string[]) {
   const dryRun = argv.includes("--dry-run");
+  const update = argv.includes("--update");
   if (argv.includes("--help") || argv.includes("-h")) {
     console.log(USAGE);
     process.exit(0);
   }
-  const unknown = argv.filter((a) => a.startsWith("-") && a !== "--dry-run");
+  const unknown = argv.filter((a) => a.startsWith("-") && !OPTIONS.includes(a));
   if (unknown.length > 0) fail(`unknown option ${unknown.join(", ")}`);
   const dirs = argv.filter((a) => !a.startsWith("-"));
   if (dirs.length !== 1) fail("give exactly one app directory");
-  return { target: path.resolve(dirs[0]!), dryRun };
+  return { target: path.resolve(dirs[0]!), dryRun, update };
 }
 
 function checkTarget(target: string): PackageJson & { name?: string } {
@@ -76,7 +102,7 @@ function reportFiles(planned: PlannedFile[], outcomes: Map<string, FileOutcome>,
   const counts = new Map<FileOutcome, number>();
   for (const f of toolkit) counts.set(outcomes.get(f.dest)!, (counts.get(outcomes.get(f.dest)!) ?? 0) + 1);
   console.log(`\nFiles`);
-  console.log(`  ${base}lib/durable/, ${base}db/: ${[...counts].map(([o, n]) => `${n} ${verb(o)}`).join(", ")}`);
+  console.log(`  ${base}lib/durable/: ${[...counts].map(([o, n]) => `${n} ${verb(o)}`).join(", ")}`);
   for (const f of toolkit)
     if (outcomes.get(f.dest) === "kept")
       console.log(`    kept as is (differs from this version, not overwritten): ${f.dest}`);
@@ -87,13 +113,49 @@ function reportFiles(planned: PlannedFile[], outcomes: Map<string, FileOutcome>,
   }
   if (toolkit.some((f) => outcomes.get(f.dest) === "kept")) {
     console.log(`  ! Some toolkit files differ from this version and were left as they are. To take this version,`);
-    console.log(`    delete ${base}lib/durable and ${base}db/migrations* and run add-to-app again.`);
+    console.log(`    run add-to-app again with --update (--dry-run first): it replaces the files your app did not`);
+    console.log(`    change and prints a diff for the others.`);
   }
   const instance = planned.find((f) => f.group === "instance")!;
   if (outcomes.get(instance.dest) === "kept") {
     console.log(`  ! ${instance.dest} was already there: the route files import { routes } from it, so it must export`);
     console.log(`    routes = createDurableRoutes(getDurable, …) (see this repository's app/durable.ts).`);
   }
+}
+
+/**
+ * The manifest after a plain run: what it wrote, what already equals this version, and the earlier
+ * entries of the files it left alone (still what an earlier add-to-app wrote there).
+ */
+function plainRunEntries(planned: PlannedFile[], outcomes: Map<string, FileOutcome>, old: Manifest | null) {
+  const files = { ...old?.files };
+  for (const f of planned) if (outcomes.get(f.dest) !== "kept") files[f.dest] = sha256(f.content);
+  return files;
+}
+
+/** Writes the manifest when `write` says so and its entries changed; returns what to print. */
+function saveManifest(
+  target: string,
+  base: string,
+  files: Record<string, string>,
+  old: Manifest | null,
+  write: boolean,
+  dryRun: boolean,
+) {
+  const where = manifestPath(base);
+  if (!write || (old && sameEntries(old.files, files))) return `  manifest: ${where} unchanged`;
+  if (dryRun) return `  manifest: ${where} would be ${old ? "updated" : "written"}`;
+  writeManifest(target, base, manifestText(toolkitVersion(ROOT, SOURCES), files));
+  return `  manifest: ${where} ${old ? "updated" : "written"} (the files add-to-app wrote and their SHA-256)`;
+}
+
+function reportOldLayout(copies: string[]) {
+  if (copies.length === 0) return;
+  console.log("\nOld copies in db/");
+  console.log(`  Earlier versions of add-to-app copied the toolkit's SQL into db/. The toolkit no longer uses these`);
+  console.log(`  files (its migrations, SQL module and table types now live in lib/durable/store), so they can be`);
+  console.log(`  deleted once nothing of yours imports them. db/ is your app's: add-to-app left them as they are.`);
+  for (const file of copies) console.log(`    ${file}`);
 }
 
 function reportConfig(changes: ConfigChange[], dryRun: boolean) {
@@ -106,7 +168,7 @@ function reportConfig(changes: ConfigChange[], dryRun: boolean) {
 }
 
 function main() {
-  const { target, dryRun } = parseArgs(process.argv.slice(2));
+  const { target, dryRun, update } = parseArgs(process.argv.slice(2));
   const theirs = checkTarget(target);
   const ours = readJson<PackageJson>(path.join(ROOT, "package.json"));
   const typescript = existsSync(path.join(target, "tsconfig.json"));
@@ -114,7 +176,22 @@ function main() {
   const base = layout.base;
 
   const planned = planFiles(ROOT, layout);
-  const outcomes = writePlan(target, planned, dryRun);
+  const { manifest, problem } = readManifest(target, base);
+  let reportPlan: () => void;
+  let manifestLine: string;
+  let updateActions: UpdateAction[] = [];
+  if (update) {
+    const { actions, files } = planUpdate(target, planned, manifest, base);
+    if (!dryRun) applyUpdate(target, actions, base);
+    reportPlan = () => reportUpdate(actions, base, dryRun);
+    updateActions = actions;
+    manifestLine = saveManifest(target, base, files, manifest, true, dryRun);
+  } else {
+    const outcomes = writePlan(target, planned, dryRun);
+    reportPlan = () => reportFiles(planned, outcomes, base, dryRun);
+    const wrote = [...outcomes.values()].includes("created");
+    manifestLine = saveManifest(target, base, plainRunEntries(planned, outcomes, manifest), manifest, wrote, dryRun);
+  }
   const cron = ourCron();
   const changes = [
     mergeVercelCron(target, cron, dryRun),
@@ -124,13 +201,18 @@ function main() {
   const deps = adviseDependencies(ours, theirs, packagesUsed(planned));
 
   console.log(`durable-next → ${target}${dryRun ? " (dry run: nothing written)" : ""}`);
-  reportFiles(planned, outcomes, base, dryRun);
+  if (problem) console.log(`! ${problem}: treated as missing (--update writes a fresh one)`);
+  reportPlan();
+  console.log(manifestLine);
+  reportOldLayout(oldLayoutCopies(target, base));
   reportConfig(changes, dryRun);
+  reportDiffs(updateActions);
 
   const steps: string[] = [];
   if (deps.install.length > 0)
     steps.push(
-      `Install the runtime packages (the versions this toolkit is tested with):\n     npm install ${deps.install.join(" ")}`,
+      "Install the runtime packages (the versions this toolkit is tested with):\n" +
+        `     npm install ${deps.install.join(" ")}`,
     );
   if (deps.installDev.length > 0)
     steps.push(
@@ -138,23 +220,39 @@ function main() {
     );
   if (!typescript)
     steps.push(
-      "The toolkit is TypeScript: install typescript and add a tsconfig.json (next build writes one when typescript is installed).",
+      "The toolkit is TypeScript: install typescript and add a tsconfig.json " +
+        "(next build writes one when typescript is installed).",
     );
   for (const warning of deps.warnings) steps.push(`Check: ${warning}`);
+  if (update) {
+    steps.push(
+      [
+        `New migrations come as new numbered files in ${base}lib/durable/store/migrations (never edits of applied`,
+        "     ones): the first request migrates the database, or run durable.migrate() where you deploy.",
+      ].join("\n"),
+    );
+    steps.push("Review the diffs above (if any), then build and run your tests.");
+    console.log(`\nNext steps`);
+    for (const [i, step] of steps.entries()) console.log(`  ${i + 1}. ${step}`);
+    return;
+  }
   const signal = `whsec_${randomBytes(32).toString("base64")}`;
   steps.push(
     [
       "Set the secrets (Vercel: Project → Settings → Environment Variables; locally .env.local). In production a",
       "     missing one makes its routes answer 503. Fresh values, for example:",
-      `       DURABLE_SECRET=${randomBytes(24).toString("base64url")}     # admin bearer; derives each run's status token`,
+      `       DURABLE_SECRET=${randomBytes(24).toString("base64url")}     ` +
+        "# admin bearer; derives each run's status token",
       `       CRON_SECRET=${randomBytes(24).toString("base64url")}        # Vercel Cron sends it to ${cron.path}`,
-      `       DURABLE_SIGNAL_SECRET=${signal}   # Standard Webhooks key(s) for POST /api/durable/signal; comma-separated to rotate`,
+      `       DURABLE_SIGNAL_SECRET=${signal}   ` +
+        "# Standard Webhooks key(s) for POST /api/durable/signal; comma-separated to rotate",
     ].join("\n"),
   );
   steps.push(
     [
       "Set DATABASE_URL: your Neon connection string on Vercel (Neon's driver is used for *.neon.tech hosts, or with",
-      "     DURABLE_DRIVER=neon), any postgres:// URL elsewhere (node-postgres). Unset, runs live in an embedded PGlite in",
+      "     DURABLE_DRIVER=neon), any postgres:// URL elsewhere (node-postgres). " +
+        "Unset, runs live in an embedded PGlite in",
       "     ./.durable/ (local development only). The tables (durable_*) are created on first use.",
     ].join("\n"),
   );
@@ -165,9 +263,11 @@ function main() {
       "     then start a run:",
       `       curl -X POST localhost:3000/api/durable/runs -H "authorization: Bearer $DURABLE_SECRET" \\`,
       `            -H "content-type: application/json" -d '{"workflow":"welcome","input":{"email":"a@example.com"}}'`,
-      "     and read it with the statusToken it answers: GET /api/durable/runs/<id>, Authorization: Bearer <statusToken>.",
+      "     and read it with the statusToken it answers: " +
+        "GET /api/durable/runs/<id>, Authorization: Bearer <statusToken>.",
       "     Runs advance right after each start, signal and status read; the cron is the backstop.",
-      `     (Vercel's Hobby plan allows daily crons only: there, make the schedule of ${cron.path} daily, e.g. "0 3 * * *".)`,
+      `     (Vercel's Hobby plan allows daily crons only: there, make the schedule of ${cron.path} daily, ` +
+        `e.g. "0 3 * * *".)`,
     ].join("\n"),
   );
   console.log(`\nNext steps`);

@@ -102,7 +102,8 @@ export function ignoreDurableDir(target: string, dryRun: boolean): ConfigChange 
   const text = readFileSync(file, "utf8");
   if (/^\/?\.durable\/?\s*$/m.test(text))
     return { file: ".gitignore", outcome: "unchanged", note: "already ignores .durable/" };
-  const addition = `${text.endsWith("\n") || text.length === 0 ? "" : "\n"}\n# durable-next: local PGlite data (DATABASE_URL unset)\n.durable/\n`;
+  const separator = text.endsWith("\n") || text.length === 0 ? "" : "\n";
+  const addition = `${separator}\n# durable-next: local PGlite data (DATABASE_URL unset)\n.durable/\n`;
   if (!dryRun) writeFileSync(file, text + addition);
   return { file: ".gitignore", outcome: "edited", note: "added .durable/" };
 }

@@ -1,9 +1,11 @@
-// What add-to-app writes into the other app: the toolkit (lib/durable, db/) copied as is, our
-// route files with their `@/` imports made relative, and a fresh instance file. Nothing here
-// touches the other app; `writePlan` does, and never over a file that is already there.
+// What add-to-app writes into the other app: the toolkit (one folder, lib/durable, its SQL
+// migrations included) copied as is, our route files with their `@/` imports made relative, and a
+// fresh instance file. Nothing here touches the other app; `writePlan` does, and never over a file
+// that is already there (`--update` replaces files through update.ts). The app's db/ is never written.
 import { builtinModules } from "node:module";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { MANIFEST_NAME } from "./manifest";
 import { instanceFile } from "./templates";
 
 export interface PlannedFile {
@@ -14,7 +16,7 @@ export interface PlannedFile {
 }
 
 export interface Layout {
-  /** "" or "src/": where app/, lib/ and db/ live in the other app. */
+  /** "" or "src/": where app/ and lib/ live in the other app. */
   base: string;
 }
 
@@ -24,12 +26,15 @@ export function detectLayout(target: string): Layout {
   return { base: srcApp ? "src/" : "" };
 }
 
+/** Tests stay here; so does a manifest, should this folder ever hold one. */
+export const isCopied = (name: string) => !/\.test\.tsx?$/.test(name) && name !== MANIFEST_NAME;
+
 function filesUnder(root: string, rel: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(path.join(root, rel), { withFileTypes: true })) {
     const child = `${rel}/${entry.name}`;
     if (entry.isDirectory()) out.push(...filesUnder(root, child));
-    else if (entry.isFile() && !/\.test\.tsx?$/.test(entry.name)) out.push(child);
+    else if (entry.isFile() && isCopied(entry.name)) out.push(child);
   }
   return out.sort();
 }
@@ -77,7 +82,8 @@ export function packageOf(spec: string): string | null {
 
 export function planFiles(root: string, { base }: Layout): PlannedFile[] {
   const planned: PlannedFile[] = [];
-  for (const rel of [...filesUnder(root, "lib/durable"), ...filesUnder(root, "db")]) {
+  // The toolkit is one folder: its migrations, generated SQL module and table types live in lib/durable/store.
+  for (const rel of filesUnder(root, "lib/durable")) {
     const dest = base + rel;
     planned.push({
       dest,
