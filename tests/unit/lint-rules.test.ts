@@ -25,7 +25,7 @@ function lint(): Record<string, string[]> {
   }
   const report = JSON.parse(out) as { diagnostics: { category: string; location: { path: string } }[] };
   const byFile: Record<string, string[]> = {};
-  for (const d of report.diagnostics) (byFile[d.location.path] ??= []).push(d.category);
+  for (const d of report.diagnostics) byFile[d.location.path] = [...(byFile[d.location.path] ?? []), d.category];
   return byFile;
 }
 
