@@ -74,6 +74,8 @@ export async function decide(runId: string, approved: boolean): Promise<ActionRe
       runId: id,
       name: "decision",
       payload: { approved: approved === true, by: "dashboard" },
+      // One decision per run from the dashboard: a second click is a repeat, not a second delivery.
+      id: "dashboard-decision",
     });
     await advanceSoon(id);
     if (!result.signalled) return "A decision had already been delivered; this one changed nothing.";

@@ -17,7 +17,7 @@ export const approval = defineWorkflow({
       ctx.log(`asking for a review of ${input.docId} (idempotency key ${s.externalKey})`);
       return { notified: true };
     });
-    const decision = await ctx.step.waitForSignal<{ approved: boolean; by?: string }>("decision", { timeout: "7d" });
+    const decision = await ctx.step.waitForSignal("decision", { timeout: "7d" });
     if (!decision) return { docId: input.docId, approved: false, reason: "no decision within 7 days", requestedAt };
     await ctx.step.sleep("cool-off", "5s");
     return { docId: input.docId, approved: decision.approved, by: decision.by ?? null, requestedAt };

@@ -67,7 +67,7 @@ export const checkout = defineWorkflow({
       return { orderId, status: "payment_failed", reason: (error as Error).message };
     }
 
-    const settled = await ctx.step.waitForSignal<{ chargeId: string }>("payment.settled", { timeout: "15m" });
+    const settled = await ctx.step.waitForSignal("payment.settled", { timeout: "15m" });
     if (!settled) {
       await ctx.step.run(
         "refund-charge",

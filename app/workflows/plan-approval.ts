@@ -55,7 +55,7 @@ export const planApproval = defineWorkflow({
     const plan = await ctx.step.value("plan", draftRefundPlan);
     const total = formatMoney(plan.items.reduce((sum, item) => sum + item.amountCents, 0));
 
-    const decision = await ctx.step.waitForSignal<{ approved: boolean; by?: string }>("decision", { timeout: "7d" });
+    const decision = await ctx.step.waitForSignal("decision", { timeout: "7d" });
     if (!decision) return { title: input.title, status: "expired", reason: "no decision within 7 days", total };
     if (!decision.approved) return { title: input.title, status: "rejected", by: decision.by ?? null, total };
 

@@ -20,7 +20,7 @@ export const stepStatusSchema = z.object({
   error: errorShape.nullable(),
 });
 
-/** What `status()` and `GET /api/durable/runs/{id}` answer (README, \"HTTP routes\"). */
+/** What `status()` and `GET /api/durable/runs/{id}` answer (README, "HTTP routes"). */
 export const runStatusSchema = z.object({
   id: z.string(),
   workflow: z.string(),
@@ -35,7 +35,8 @@ export const runStatusSchema = z.object({
   warnings: z.array(z.string()),
   steps: z.array(stepStatusSchema),
 });
-export type RunStatus = z.infer<typeof runStatusSchema>;
+/** A run's status; `TOutput` types `output` when the call named the workflow (`status(id, { workflow })`). */
+export type RunStatus<TOutput = unknown> = Omit<z.infer<typeof runStatusSchema>, "output"> & { output: TOutput | null };
 export type RunStatusValue = z.infer<typeof runStatusValues>;
 
 /** What `tick()` and `GET /api/durable/tick` answer. */
@@ -47,6 +48,8 @@ export const tickReportSchema = z.object({
   yielded: z.number().int(),
   healed: z.number().int(),
   budgetLeftMs: z.number(),
+  /** Why a tick did less than it could, e.g. a budget too small to claim anything. */
+  warnings: z.array(z.string()),
 });
 export type TickReport = z.infer<typeof tickReportSchema>;
 

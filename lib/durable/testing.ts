@@ -37,7 +37,7 @@ const MAX_ADVANCES = 1_000;
  */
 export async function createTestDurable(options: TestDurableOptions): Promise<TestDurable> {
   const { url = "memory://", ...durableOptions } = options;
-  const durable = createDurable({ ...durableOptions, db: await connect(url) });
+  const durable = createDurable({ ...durableOptions, db: await connect(url), testing: true });
   await durable.migrate();
 
   async function drive(id: string): Promise<RunStatus> {

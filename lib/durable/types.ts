@@ -28,6 +28,28 @@ export type SignalSchemas = Record<string, z.ZodType>;
 /** A workflow that declares no signals (it accepts any name). */
 export type NoSignals = Record<never, z.ZodType>;
 
+/** The signal names a workflow may wait for and be sent: the declared ones; any name when it declares none. */
+export type SignalName<TSignals extends SignalSchemas> = [keyof TSignals] extends [never]
+  ? string
+  : string extends keyof TSignals
+    ? string
+    : Extract<keyof TSignals, string>;
+
+/** What a wait on `K` resolves to: the declared schema's output (unknown when none is declared). */
+export type SignalOutput<TSignals extends SignalSchemas, K extends string> = K extends keyof TSignals
+  ? z.output<TSignals[K]>
+  : unknown;
+
+/** What a sender passes for `K`: the declared schema's input (unknown when none is declared). */
+export type SignalPayload<TSignals extends SignalSchemas, K extends string> = K extends keyof TSignals
+  ? z.input<TSignals[K]>
+  : unknown;
+
+/** The parts of a workflow's type, for typed calls that name the workflow. */
+export type InputOf<W extends AnyWorkflow> = z.input<W["input"]>;
+export type OutputOf<W extends AnyWorkflow> = W extends Workflow<any, infer O, any> ? Jsonified<O> : unknown;
+export type SignalsOf<W extends AnyWorkflow> = W extends Workflow<any, any, infer S> ? S : SignalSchemas;
+
 export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas> {
   /** Unique among the workflows of one `createDurable`; stored on every run. */
   name: string;
@@ -52,7 +74,7 @@ export type AnyWorkflow = Workflow<any, any, any>;
 export interface WorkflowContext<TInput = unknown, TSignals extends SignalSchemas = SignalSchemas> {
   runId: string;
   input: TInput;
-  step: StepApi;
+  step: StepApi<TSignals>;
   /** Aborted when the run is cancelled or this invocation lost its claim. */
   abortSignal: AbortSignal;
   log: (...args: unknown[]) => void;
@@ -100,6 +122,11 @@ export interface StepOptions {
 }
 
 export interface WaitForSignalOptions<T> {
+  /**
+   * The wait's step id (default: the signal name). Give each wait its own id to wait on one name
+   * again and again: each wait takes the oldest delivery no earlier wait took.
+   */
+  id?: string;
   /** How long to wait; the deadline is stored at the first call and never slides. None: forever. */
   timeout?: Duration;
   /** Parses the payload (beyond the workflow's declared signal schema). */
@@ -120,7 +147,7 @@ export interface WaitForOptions<T> {
   lease?: Duration;
 }
 
-export interface StepApi {
+export interface StepApi<TSignals extends SignalSchemas = SignalSchemas> {
   /** An external effect, at least once; use `s.externalKey` as the idempotency key. */
   run<T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions): Promise<Jsonified<T>>;
   /** A database effect: `fn`'s statements, the receipt and the fence check commit together, once. */
@@ -134,8 +161,17 @@ export interface StepApi {
   /** Sleeps; the wake time is stored at the first call and never moves. A signal never wakes it early. */
   sleep(id: string, duration: Duration): Promise<void>;
   sleepUntil(id: string, date: Date | string): Promise<void>;
-  /** Waits for the signal `name` (the step id); null when the timeout passes first. */
-  waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T | null>;
+  /**
+   * Waits for the next delivery of signal `name` (the step id, unless `options.id` names another);
+   * null when the timeout passes first. Typed by the workflow's declared schema for `name`; a name
+   * it does not declare does not compile.
+   */
+  waitForSignal<K extends SignalName<TSignals>, T = SignalOutput<TSignals, K>>(
+    name: K,
+    options?: WaitForSignalOptions<T>,
+  ): Promise<T | null>;
+  /** @deprecated Let the declared schema type the payload, or pass `options.schema`. */
+  waitForSignal<T>(name: SignalName<TSignals>, options?: WaitForSignalOptions<T>): Promise<T | null>;
   /** Polls until ready: one receipt for the final value, however many polls. */
   waitFor<T>(id: string, options: WaitForOptions<T>): Promise<Jsonified<T>>;
 }

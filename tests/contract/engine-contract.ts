@@ -278,11 +278,17 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
 
     it("starts idempotently on the id, validates input, and refuses a foreign workflow's id", async () => {
       const first = await durable.start(threeSteps, { n: 1 }, { id: "order-1" });
-      const again = await durable.start(threeSteps, { n: 999 }, { id: "order-1" });
+      const again = await durable.start(threeSteps, { n: 1 }, { id: "order-1" });
       expect(first).toMatchObject({ id: "order-1", created: true });
       expect(again).toMatchObject({ id: "order-1", created: false });
       expect(first.statusToken).toBe(again.statusToken);
       expect((await durable.status("order-1"))?.status).toBe("pending");
+      // The same id with another input is not the same run: refused, and the stored input stays.
+      await expect(durable.start(threeSteps, { n: 999 }, { id: "order-1" })).rejects.toSatisfy(
+        RunStateConflictError.is,
+      );
+      const stored = await sql<{ input: unknown }>`select input from durable_runs where id = 'order-1'`.execute(db);
+      expect(stored.rows[0]!.input).toEqual({ n: 1 });
 
       await expect(durable.start(threeSteps, { n: "x" } as any, { id: "bad" })).rejects.toSatisfy(InvalidInputError.is);
       await expect(durable.start(threeSteps, { n: 1 }, { id: "nul\u0000id" })).rejects.toSatisfy(InvalidInputError.is);
@@ -297,7 +303,7 @@ export function runEngineContract(label: string, open: () => Promise<Kysely<any>
       expect(rows[0]!.n).toBe(1);
       // Methods work destructured (a handler that takes `start` off the instance).
       const { start } = durable;
-      expect((await start(threeSteps, { n: 3 }, { id: "order-1" })).statusToken).toBe(first.statusToken);
+      expect((await start(threeSteps, { n: 1 }, { id: "order-1" })).statusToken).toBe(first.statusToken);
       const generated = await durable.start(threeSteps, { n: 2 });
       expect(generated.id).toMatch(/^[0-9a-f-]{36}$/);
     });

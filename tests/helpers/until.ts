@@ -1,7 +1,7 @@
-/** Waits (polling every 5 ms) until `condition` holds; fails after `timeoutMs`. */
-export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+/** Waits (polling every 5 ms) until `condition` holds (it may be async); fails after `timeoutMs`. */
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const start = Date.now();
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() - start > timeoutMs) throw new Error("condition not reached");
     await new Promise((r) => setTimeout(r, 5));
   }

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { MAX_BODY_BYTES } from "@/lib/durable/next";
 import { runStatusSchema } from "@/lib/durable/schemas";
 import {
@@ -55,6 +55,14 @@ describe("POST /api/durable/runs (start)", () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ id: "start-1", created: false, status: "completed" });
     expect(keptAlive).toHaveLength(1); // nothing left to advance
+
+    // The same id with another input is another run: 409, and nothing changes.
+    await expectRefused(
+      fx,
+      () => routes.runs.POST(jsonRequest("/runs", { workflow: "greet", input: { name: "bob" }, id: "start-1" }, admin)),
+      409,
+      "run_state_conflict",
+    );
   });
 
   it("generates an id when none is given", async () => {
@@ -277,6 +285,25 @@ describe("GET /api/durable/runs/{id} (status)", () => {
     const events = await fx.db.selectFrom("durable_events").select("kind").where("run_id", "=", "heal-1").execute();
     expect(events.map((e) => e.kind)).toContain("heal");
     expect((await fx.durable.status("heal-1"))?.status).toBe("completed");
+  });
+
+  it("spends no claim on a run that is not due: reads first, advances only a due run", async () => {
+    await fx.durable.start(approval, { docId: "w" }, { id: "not-due" });
+    await fx.durable.advance("not-due"); // now waiting for "decision", with a deadline an hour away
+    const advance = vi.spyOn(fx.durable, "advance");
+    try {
+      const token = { authorization: `Bearer ${fx.durable.statusToken("not-due")}` };
+      for (let i = 0; i < 3; i++) expect((await get("not-due", token)).status).toBe(200);
+      await fx.routes.idle();
+      expect(advance).not.toHaveBeenCalled();
+      // Due again (the deadline passed by the database clock): the next read advances it.
+      await fx.durable.testing.advanceClock("61m");
+      expect((await get("not-due", token)).status).toBe(200);
+      await fx.routes.idle();
+      expect(advance).toHaveBeenCalledTimes(1);
+    } finally {
+      advance.mockRestore();
+    }
   });
 
   it("answers other methods with 405", async () => {

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { MAX_BODY_BYTES } from "@/lib/durable/next";
 import { signWebhook } from "@/lib/durable/http/webhook";
@@ -228,7 +229,7 @@ describe("POST /api/durable/signal: bad input", () => {
     await expectRefused(fx, () => fx.routes.signal.POST(signedSignal(body)), 409, "run_state_conflict");
   });
 
-  it("refuses a signal for a wait whose deadline has passed with 409", async () => {
+  it("keeps a delivery after a wait's deadline in the mailbox (202) without answering the timed-out wait", async () => {
     // A fixture of its own: moving its database clock must not move the other tests'.
     const own = await createFixture();
     try {
@@ -236,7 +237,14 @@ describe("POST /api/durable/signal: bad input", () => {
       await own.durable.advance("late");
       expect((await own.durable.status("late"))?.waitingFor).toEqual({ kind: "signal", name: "decision" });
       await own.durable.testing.advanceClock("61m");
-      await expectRefused(own, () => own.routes.signal.POST(signedSignal(decision("late"))), 409, "run_state_conflict");
+      const response = await own.routes.signal.POST(signedSignal(decision("late")));
+      expect(response.status).toBe(202);
+      expect(await response.json()).toEqual({ ok: true, signalled: true, alreadyDelivered: false });
+      await own.routes.idle();
+      const status = await own.durable.status("late");
+      expect(status?.steps.find((step) => step.id === "decision")).toMatchObject({ status: "completed" });
+      const taken = await sql<{ taken_by: string | null }>`select taken_by from durable_signals`.execute(own.db);
+      expect(taken.rows).toEqual([{ taken_by: null }]);
     } finally {
       await own.durable.close();
     }

@@ -29,8 +29,9 @@ export async function advanceClaimedRun(
   workflow: AnyWorkflow,
   claim: ClaimedRun,
   deadline: number,
+  budgetMs: number,
 ): Promise<AdvanceOutcome> {
-  const exec = new Execution(settings, claim, deadline);
+  const exec = new Execution(settings, claim, deadline, budgetMs);
   const recorder = createStepRecorder(exec);
   const log = (...args: unknown[]) => settings.log(`[${claim.run.id}] ${args.map(String).join(" ")}`);
   const ctx: WorkflowContext = {

@@ -21,7 +21,7 @@ import {
   retryRun,
   shiftClock,
 } from "../store";
-import type { AnyWorkflow, Duration, SignalSchemas } from "../types";
+import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalSchemas, SignalsOf } from "../types";
 import { type AdvanceOutcome, advanceClaimedRun } from "./advance";
 import { registerWorkflows } from "./define-workflow";
 import type { ExecutionSettings } from "./execution";
@@ -49,6 +49,11 @@ export interface DurableOptions {
   /** Secrets; each defaults to its environment variable (README, "Deploying to Vercel"). */
   secrets?: { durable?: string; cron?: string; signal?: string };
   defaults?: DurableDefaults;
+  /**
+   * Allows `testing.advanceClock` (default: only where NODE_ENV is "test", as under vitest). It
+   * moves the clock of the whole database, so it is refused everywhere else.
+   */
+  testing?: boolean;
   /** Where engine warnings go (console.warn). */
   log?: (message: string) => void;
 }
@@ -67,13 +72,25 @@ export interface SignalInput {
   payload?: unknown;
   /** Delivery id (a webhook-id): a delivery id seen before is answered as a repeat. */
   id?: string;
+  /** See `TypedSignalInput`: naming the workflow types the name and the payload. */
+  workflow?: undefined;
+}
+
+/** A signal to a run of `W`: the name is one `W` declares, the payload its schema's input. */
+export interface TypedSignalInput<W extends AnyWorkflow, K extends SignalName<SignalsOf<W>>> {
+  /** The workflow the run belongs to; a run of another workflow is a RunStateConflictError. */
+  workflow: W;
+  runId: string;
+  name: K;
+  payload: SignalPayload<SignalsOf<W>, K>;
+  id?: string;
 }
 
 export interface SignalResult {
   ok: true;
   /** This call delivered it. */
   signalled: boolean;
-  /** It had been delivered before (same delivery id, or the same name). */
+  /** It had been delivered before: a delivery id seen before for this run. */
   alreadyDelivered: boolean;
 }
 
@@ -98,12 +115,26 @@ export interface Durable {
     input: z.input<W["input"]>,
     options?: { id?: string },
   ): Promise<StartResult>;
+  /** The run's status, healing it when its lease ran out; null when there is no such run. */
   status(id: string): Promise<RunStatus | null>;
+  /** As `status(id)`, with `output` typed by the workflow; a run of another workflow is a RunStateConflictError. */
+  status<W extends AnyWorkflow>(id: string, options: { workflow: W }): Promise<RunStatus<OutputOf<W>> | null>;
+  /**
+   * `status(id)` (healing a dead run likewise) plus whether a claim would take the run now, by the
+   * database clock: what the status route asks before it spends a claim on advancing the run.
+   */
+  inspect(id: string): Promise<{ status: RunStatus; due: boolean } | null>;
   list(options?: ListOptions): Promise<ListPage>;
   tick(options?: { budgetMs?: number }): Promise<TickReport>;
   advance(id: string, options?: { budgetMs?: number }): Promise<AdvanceOutcome | null>;
-  /** Delivers a signal: first delivery wins; a repeated delivery id or name is a no-op. */
+  /**
+   * Delivers a signal into the run's mailbox: it queues behind earlier deliveries of its name, and
+   * the next wait on that name takes it. A delivery id seen before is a repeat and stores nothing.
+   */
   signal(signal: SignalInput): Promise<SignalResult>;
+  signal<W extends AnyWorkflow, K extends SignalName<SignalsOf<W>>>(
+    signal: TypedSignalInput<W, K>,
+  ): Promise<SignalResult>;
   /** Cancels a run that is not terminal; its owner's abortSignal fires at its next write. */
   cancel(id: string, reason?: string): Promise<RunStatus>;
   /** Retries a failed run, keeping every completed receipt and external key. */
@@ -140,22 +171,26 @@ export function createDurable(options: DurableOptions): Durable {
     marginMs,
     maxResultBytes: defaults.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
     inProcessWaitMs: toMs(defaults.inProcessWait ?? "5s", "defaults.inProcessWait"),
+    budgetMs,
     log,
   };
+  // Under vitest NODE_ENV is "test"; anywhere else the clock moves only on an instance made for it.
+  const testing = options.testing ?? process.env.NODE_ENV === "test";
+  let warnedSmallBudget = false;
   let closed = false;
   const open = () => {
     if (closed) throw new RunStateConflictError("this durable instance is closed");
   };
 
   /** Claims a due run (or exactly `runId`) and advances it inside the budget. */
-  async function claimAndAdvance(deadline: number, runId: string | undefined, exclude: string[]) {
+  async function claimAndAdvance(deadline: number, budget: number, runId: string | undefined, exclude: string[]) {
     const remaining = deadline - performance.now();
     // The lease covers the invocation's deadline plus the margin (docs/rules.md, rule 11a).
     const claim = await claimDueRun(db, { workflows: names, runId, leaseMs: remaining + marginMs, exclude });
     if (!claim) return null;
     await failpoint("claim.after");
     const workflow = workflows.get(claim.run.workflow)!;
-    const outcome = await advanceClaimedRun(settings, workflow, claim, deadline);
+    const outcome = await advanceClaimedRun(settings, workflow, claim, deadline, budget);
     return { claim, outcome };
   }
 
@@ -181,14 +216,18 @@ export function createDurable(options: DurableOptions): Durable {
       if (row.workflow !== workflow.name) {
         throw new RunStateConflictError(`run "${id}" already exists under workflow "${row.workflow}"`);
       }
+      if (!row.sameInput) {
+        throw new RunStateConflictError(`run "${id}" already exists with another input; start it under a new id`);
+      }
       return { id, created: row.created, statusToken: durable.statusToken(id) };
     },
 
-    async status(id) {
+    async status(id: string, options?: { workflow: AnyWorkflow }) {
       open();
       if (!isStorableName(id)) return null;
       const read = await readRun(db, id);
       if (!read) return null;
+      if (options?.workflow) expectWorkflow(id, read.run.workflow, options.workflow);
       return toRunStatus(read.run, read.steps, workflows.has(read.run.workflow));
     },
 
@@ -210,7 +249,8 @@ export function createDurable(options: DurableOptions): Durable {
 
     async tick(tickOptions = {}) {
       open();
-      const deadline = performance.now() + (tickOptions.budgetMs ?? budgetMs);
+      const budget = tickOptions.budgetMs ?? budgetMs;
+      const deadline = performance.now() + budget;
       const report: TickReport = {
         claimed: 0,
         completed: 0,
@@ -219,11 +259,22 @@ export function createDurable(options: DurableOptions): Durable {
         yielded: 0,
         healed: 0,
         budgetLeftMs: 0,
+        warnings: [],
       };
+      // A budget that cannot fit the default lease plus the margin claims nothing: say so, once
+      // in the log and in every such report, rather than tick silently (docs/rules.md, rule 11).
+      if (budget < leaseMs + marginMs) {
+        const warning =
+          `a tick budget of ${Math.round(budget)} ms claims nothing: it must fit the default lease ` +
+          `(${leaseMs} ms) plus the margin (${marginMs} ms); raise maxDuration or lower defaults.lease`;
+        report.warnings.push(warning);
+        if (!warnedSmallBudget) log(warning);
+        warnedSmallBudget = true;
+      }
       const yielded: string[] = [];
-      // Stop claiming once what is left cannot fit the default lease plus the margin (docs/rules.md, rule 11).
+      // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
       while (deadline - performance.now() >= leaseMs + marginMs) {
-        const advanced = await claimAndAdvance(deadline, undefined, yielded);
+        const advanced = await claimAndAdvance(deadline, budget, undefined, yielded);
         if (!advanced) break;
         report.claimed++;
         if (advanced.claim.healed) report.healed++;
@@ -241,19 +292,30 @@ export function createDurable(options: DurableOptions): Durable {
 
     async advance(id, advanceOptions = {}) {
       open();
-      const deadline = performance.now() + (advanceOptions.budgetMs ?? budgetMs);
-      if (deadline - performance.now() < marginMs) return null;
-      const advanced = await claimAndAdvance(deadline, id, []);
+      const budget = advanceOptions.budgetMs ?? budgetMs;
+      const deadline = performance.now() + budget;
+      if (budget < marginMs) return null;
+      const advanced = await claimAndAdvance(deadline, budget, id, []);
       return advanced?.outcome ?? null;
     },
 
-    async signal({ runId, name, payload = null, id: deliveryId }) {
+    async inspect(id) {
+      open();
+      if (!isStorableName(id)) return null;
+      const read = await readRun(db, id);
+      if (!read) return null;
+      return { status: toRunStatus(read.run, read.steps, workflows.has(read.run.workflow)), due: read.due };
+    },
+
+    async signal(signal: SignalInput | TypedSignalInput<AnyWorkflow, string>): Promise<SignalResult> {
+      const { runId, name, payload = null, id: deliveryId, workflow: named } = signal;
       open();
       storableName(name, "a signal name");
       if (deliveryId !== undefined) storableName(deliveryId, "a delivery id");
       if (!isStorableName(runId)) throw new RunNotFoundError(String(runId));
       const workflow = await findRunWorkflow(db, runId);
       if (workflow === null) throw new RunNotFoundError(runId);
+      if (named) expectWorkflow(runId, workflow, named);
       const payloadJson = toJsonText(validateSignal(workflows.get(workflow), name, payload), {
         limit: settings.maxResultBytes,
       });
@@ -263,8 +325,6 @@ export function createDurable(options: DurableOptions): Durable {
           throw new RunNotFoundError(runId);
         case "terminal":
           throw new RunStateConflictError(`run "${runId}" is finished; it takes no more signals`);
-        case "timed_out":
-          throw new RunStateConflictError(`run "${runId}" stopped waiting for "${name}" (its deadline passed)`);
         case "repeat":
           return { ok: true, signalled: false, alreadyDelivered: true };
         default:
@@ -307,6 +367,12 @@ export function createDurable(options: DurableOptions): Durable {
 
     testing: {
       async advanceClock(duration) {
+        if (!testing) {
+          throw new RunStateConflictError(
+            "testing.advanceClock moves the database clock every lease is measured on; it works only " +
+              "under NODE_ENV=test or on an instance made with createDurable({ testing: true })",
+          );
+        }
         await shiftClock(db, toMs(duration, "advanceClock"));
       },
     },
@@ -315,3 +381,10 @@ export function createDurable(options: DurableOptions): Durable {
 }
 
 export type { AdvanceOutcome, SignalSchemas };
+
+/** A typed call named a workflow: the run must belong to it. */
+function expectWorkflow(runId: string, stored: string, named: AnyWorkflow): void {
+  if (stored !== named.name) {
+    throw new RunStateConflictError(`run "${runId}" belongs to workflow "${stored}", not "${named.name}"`);
+  }
+}

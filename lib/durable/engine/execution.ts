@@ -1,6 +1,6 @@
-import { DuplicateStepIdError, StepKindMismatchError } from "../errors";
+import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "../errors";
 import { storableName } from "../names";
-import type { ClaimedRun, DurableDb, StepRecord, Wait } from "../store";
+import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../store";
 import type { StepKind, WaitingFor } from "../types";
 
 /** Why an execution stops before its body returns. */
@@ -22,6 +22,8 @@ export interface ExecutionSettings {
   marginMs: number;
   /** Default step lease (ms). */
   leaseMs: number;
+  /** The instance's default invocation budget (ms): what a fresh invocation is given at least. */
+  budgetMs: number;
   maxResultBytes: number;
   /** Waits up to this long (sleep, poll interval, retry delay) happen in process when they fit. */
   inProcessWaitMs: number;
@@ -47,6 +49,7 @@ export class Execution {
   private inflight = 0;
   private stopAsked: Stop | null = null;
   private wroteReceipt = false;
+  private readonly mailbox: MailboxEntry[];
   private resolveStopped!: (stop: Stop) => void;
   /** Settles once a stop was asked for and every step in flight has recorded (or been dropped). */
   readonly stopped = new Promise<Stop>((resolve) => (this.resolveStopped = resolve));
@@ -56,10 +59,13 @@ export class Execution {
     readonly claim: ClaimedRun,
     /** The invocation's deadline on the monotonic clock (performance.now()). */
     readonly deadline: number,
+    /** The whole budget the invocation was given (ms), not what is left of it. */
+    readonly budgetMs: number,
   ) {
     this.runId = claim.run.id;
     this.fence = claim.run.fence;
     this.ledger = new Map(claim.steps.map((step) => [step.stepId, step]));
+    this.mailbox = [...claim.mailbox];
   }
 
   get db(): DurableDb {
@@ -94,9 +100,41 @@ export class Execution {
   }
 
   /**
-   * Marks `stepId` as reached by this execution: refuses a second use of the id (docs/rules.md, rule 9), checks
-   * the kind against the ledger, and tells whether an earlier, lost execution may have run it
-   * (docs/rules.md, rule 7a: the run lost a claim and this execution has not yet written a receipt).
+   * Whether a step whose body may take `leaseMs` fits in any invocation at all: in the budget of
+   * this one from its start, or in the instance's default budget. A step that fits neither would
+   * be given back and claimed again for ever, so it fails at once (docs/rules.md, rule 11).
+   */
+  everFits(leaseMs: number): boolean {
+    return leaseMs + this.settings.marginMs <= Math.max(this.budgetMs, this.settings.budgetMs);
+  }
+
+  /** Why a step whose lease never fits fails: the step, its lease and the budget, named. */
+  leaseNeverFits(stepId: string, leaseMs: number): InvalidInputError {
+    const budget = Math.max(this.budgetMs, this.settings.budgetMs);
+    return new InvalidInputError(
+      `step "${stepId}" has a lease of ${leaseMs} ms: with the ${this.settings.marginMs} ms margin it can never ` +
+        `fit an invocation's budget of ${budget} ms, so it would be given back for ever; lower its lease or ` +
+        "raise maxDuration (and the budget that follows it)",
+    );
+  }
+
+  /**
+   * Takes the oldest delivery of signal `name` that the claim loaded and no wait of this execution
+   * took yet (docs/rules.md, rule 16). Undefined when none is loaded, or when the oldest one's
+   * payload was too large to load: the wait then parks, and the claim that wakes it takes it.
+   */
+  takeDelivery(name: string): MailboxEntry | undefined {
+    const index = this.mailbox.findIndex((entry) => entry.name === name);
+    const entry = this.mailbox[index];
+    if (!entry || entry.omitted) return undefined;
+    this.mailbox.splice(index, 1);
+    return entry;
+  }
+
+  /**
+   * Marks `stepId` as reached by this execution: refuses a second use of the id (docs/rules.md,
+   * rule 9), checks the kind against the ledger, and tells whether an earlier, lost execution may
+   * have run it (rule 7a: the run lost a claim and this execution has not yet written a receipt).
    */
   reach(stepId: string, kind: StepKind): { seq: number; recorded: StepRecord | undefined; isReclaim: boolean } {
     try {

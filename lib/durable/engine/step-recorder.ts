@@ -1,6 +1,6 @@
 import type { Transaction } from "kysely";
 import { toJsonText } from "../json";
-import { type RecordResult, recordStep, type StepOutcome, type StepRecord } from "../store";
+import { type RecordResult, readStepResult, recordStep, type StepOutcome, type StepRecord } from "../store";
 import type { StoredError } from "../types";
 import type { Execution } from "./execution";
 import { failpoint } from "./failpoints";
@@ -12,11 +12,17 @@ import { failpoint } from "./failpoints";
 export interface StepRecorder {
   /**
    * Writes an outcome. Null: nothing was written and the execution is stopping (lost, cancelled,
-   * deadline, database failure).
+   * deadline, database failure); `onRefused` is told when the fence refused it.
    */
-  write(outcome: StepOutcome, tx?: Transaction<any>): Promise<Extract<RecordResult, { owned: true }> | null>;
+  write(
+    outcome: StepOutcome,
+    tx?: Transaction<any>,
+    onRefused?: () => void,
+  ): Promise<Extract<RecordResult, { owned: true }> | null>;
   /** A receipt's answer: its value, or its recorded error thrown again. */
   answer(recorded: StepRecord | undefined): { done: true; value: Promise<any> } | { done: false };
+  /** A completed receipt's result, read from the database when the claim left it out (over 64 KiB). */
+  resultOf(recorded: StepRecord): Promise<unknown>;
   /** The stored JSON text of a value (size limit, jsonb-safe). */
   json(value: unknown, stepId: string): string;
   revive(error: StoredError | null): Error;
@@ -56,7 +62,10 @@ export function createStepRecorder(exec: Execution): StepRecorder {
   };
 
   const recorder: StepRecorder = {
-    async write(outcome, tx) {
+    async write(outcome, tx, onRefused) {
+      // Once the claim is known lost (a refused write or heartbeat, a cancel), write nothing more.
+      const stop = exec.stopReason?.kind;
+      if (stop === "lost" || stop === "abandon") return null;
       // Never write after the deadline: the lease may already belong to the next owner.
       if (exec.remainingMs() <= 0) {
         exec.requestStop({ kind: "abandon", reason: "past the invocation deadline" });
@@ -69,7 +78,8 @@ export function createStepRecorder(exec: Execution): StepRecorder {
         result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, outcome);
       } catch (error) {
         // Inside a tx step the caller decides (the transaction rolls back). Outside, the body's
-        // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim (docs/rules.md, rule 14).
+        // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim
+        // (docs/rules.md, rule 14).
         if (tx) throw error;
         settings.log(`[${exec.runId}] receipt of step "${outcome.stepId}" could not be written: ${String(error)}`);
         exec.requestStop({ kind: "abandon", reason: "the database failed under a receipt write" });
@@ -77,6 +87,7 @@ export function createStepRecorder(exec: Execution): StepRecorder {
       }
       if (!result.owned) {
         exec.requestStop({ kind: "lost", reason: result.runStatus === "cancelled" ? "cancelled" : "lease lost" });
+        onRefused?.();
         return null;
       }
       exec.noteReceiptWritten();
@@ -84,9 +95,14 @@ export function createStepRecorder(exec: Execution): StepRecorder {
     },
 
     answer(recorded) {
-      if (recorded?.status === "completed") return { done: true, value: Promise.resolve(recorded.result) };
+      if (recorded?.status === "completed") return { done: true, value: recorder.resultOf(recorded) };
       if (recorded?.status === "failed") return { done: true, value: Promise.reject(reviveError(recorded.error)) };
       return { done: false };
+    },
+
+    resultOf(recorded) {
+      if (!recorded.resultOmitted) return Promise.resolve(recorded.result);
+      return exec.track(() => readStepResult(exec.db, exec.runId, recorded.stepId));
     },
 
     json: (value, stepId) => toJsonText(value, { limit: settings.maxResultBytes, stepId }),

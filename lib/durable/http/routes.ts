@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Durable } from "../engine/create-durable";
 import { InvalidInputError, RunNotFoundError, UnauthorizedError, WorkflowNotFoundError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
-import { type RunStatus, runStatusValues } from "../schemas";
+import { runStatusValues } from "../schemas";
 import { matchesAnySecret, secretsEqual } from "./constant-time";
 import { errorBody, httpStatusOf } from "./error-response";
 import { resolveSecret, type SecretName } from "./secrets";
@@ -156,12 +156,6 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   if (!parsed.success) throw new InvalidInputError(`the ${what} is invalid`, { issues: parsed.error.issues });
   return parsed.data;
 }
-
-// Worth an immediate claim: due now, or a wake time that may have passed by the database clock
-// (the claim decides; an app clock never does). A run with a live owner or waiting for a signal
-// with no deadline has nothing to gain from one.
-const mayBeDue = (status: RunStatus) =>
-  status.status === "pending" || (status.status === "waiting" && status.wakeAt !== null);
 
 /** Builds the handlers over the app's durable instance; `getDurable` is awaited per request, so it may open lazily. */
 export function createDurableRoutes(
@@ -316,8 +310,9 @@ export function createDurableRoutes(
         const workflow = durable.workflows.get(body.workflow);
         if (!workflow) throw new WorkflowNotFoundError(body.workflow);
         const started = await durable.start(workflow, body.input, body.id === undefined ? {} : { id: body.id });
-        const status = await durable.status(started.id);
-        if (status && mayBeDue(status)) advanceAfterResponse(durable, started.id, startedAt);
+        const read = await durable.inspect(started.id);
+        const status = read?.status;
+        if (read?.due) advanceAfterResponse(durable, started.id, startedAt);
         return json(started.created ? 201 : 200, {
           id: started.id,
           created: started.created,
@@ -336,10 +331,11 @@ export function createDurableRoutes(
         // Authorise before reading, because the read heals. Unknown and unauthorised answer the
         // same 404, so a token-less caller cannot learn which run ids exist.
         const allowed = token !== null && matchesAnySecret(token, [secret("durable"), durable.statusToken(id)]);
-        const status = allowed ? await durable.status(id) : null;
-        if (!status) throw new RunNotFoundError(id);
-        if (mayBeDue(status)) advanceAfterResponse(durable, id, startedAt);
-        return json(200, status);
+        const read = allowed ? await durable.inspect(id) : null;
+        if (!read) throw new RunNotFoundError(id);
+        // Only a run that is due by the database clock is worth a claim after the answer.
+        if (read.due) advanceAfterResponse(durable, id, startedAt);
+        return json(200, read.status);
       }),
     }),
 
@@ -363,7 +359,7 @@ export function createDurableRoutes(
         parseJson(raw, {}); // no fields, but a malformed body is still a bad request
         const durable = await getDurable();
         const status = await durable.retry(id);
-        if (mayBeDue(status)) advanceAfterResponse(durable, id, startedAt);
+        advanceAfterResponse(durable, id, startedAt); // a retried run is due at once
         return json(200, status);
       }),
     }),

@@ -1,5 +1,5 @@
 /**
- * The three secrets (README, \"HTTP routes\"): `durable` (DURABLE_SECRET: admin bearer, derives status
+ * The three secrets (README, "HTTP routes"): `durable` (DURABLE_SECRET: admin bearer, derives status
  * tokens), `cron` (CRON_SECRET), `signal` (DURABLE_SIGNAL_SECRET, Standard Webhooks keys).
  * In production a missing secret is an error (routes answer 503); in development a fixed dev
  * secret is used, with one loud warning per secret.

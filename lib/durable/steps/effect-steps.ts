@@ -13,7 +13,7 @@ import {
 import { type Execution, never } from "../engine/execution";
 import { failpoint } from "../engine/failpoints";
 import type { StepRecorder } from "../engine/step-recorder";
-import { heartbeatRun, type RecordResult, type StepRecord } from "../store";
+import { heartbeatRun, insertEvent, type RecordResult, type StepRecord } from "../store";
 import type { StepInfo, StepOptions } from "../types";
 import { externalKeyFor } from "./external-key";
 import { pause } from "./pause";
@@ -29,9 +29,15 @@ type AttemptOutcome =
   | { kind: "retry"; delayMs: number }
   | { kind: "stopped" };
 
-/** Thrown inside a `tx` transaction to roll it back without recording; never reaches users. */
+/**
+ * Thrown inside a `tx` transaction to roll it back without recording; never reaches users.
+ * `refused`: the fence refused the receipt (rather than the deadline or the database).
+ */
 class Rollback {
-  constructor(readonly result: RecordResult | null) {}
+  constructor(
+    readonly result: RecordResult | null,
+    readonly refused: boolean,
+  ) {}
 }
 
 /**
@@ -52,7 +58,16 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
     }
     const externalKey = externalKeyFor(exec.runId, id);
     let attempt = exec.priorAttempts(recorded, isReclaim) + 1;
-    // Only the first attempt of this execution may be one a lost owner also ran (docs/rules.md, rule 7a).
+    if (!exec.everFits(leaseMs)) {
+      // Giving the run back would only bring it here again: fail the step, clearly, at once.
+      const error = serializeError(exec.leaseNeverFits(id, leaseMs));
+      const written = await exec.track(() =>
+        recorder.write({ stepId: id, seq, kind, attempt, externalKey, status: "failed", error }),
+      );
+      if (!written) return never();
+      throw recorder.revive(error);
+    }
+    // Only the first attempt of this execution may be one a lost owner also ran (rule 7a).
     let reclaim = isReclaim;
     let dueAt = recorded?.status === "waiting" ? recorded.wakeAt : null;
 
@@ -170,11 +185,29 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
   /** s.heartbeat(): confirms the fence; once superseded, stops the execution and rejects. */
   async function beat(id: string): Promise<void> {
     if (exec.stopReason?.kind === "lost") throw new StepLeaseLostError(`step "${id}": ${exec.stopReason.reason}`);
-    const state = await heartbeatRun(exec.db, exec.runId, exec.fence);
+    // Past the invocation's deadline the lease may be gone already: never answer "owned" then.
+    const state = exec.remainingMs() <= 0 ? "expired" : await heartbeatRun(exec.db, exec.runId, exec.fence);
     if (state !== "owned") {
-      const reason = state === "cancelled" ? "cancelled" : "lease lost";
+      const reason = state === "cancelled" ? "cancelled" : state === "expired" ? "lease expired" : "lease lost";
       exec.requestStop({ kind: "lost", reason });
       throw new StepLeaseLostError(`step "${id}": ${reason}`);
+    }
+  }
+
+  /** The event a rolled-back `tx` receipt's statement wrote, written again after the rollback. */
+  async function noteRolledBack(id: string, rollback: Rollback): Promise<void> {
+    const result = rollback.result;
+    const event =
+      result?.owned && result.conflict
+        ? { kind: "step.outcome-conflict", data: { recorded: result.recorded.status, late: "completed" } }
+        : rollback.refused
+          ? { kind: "fence.rejected", data: { write: "tx", late: "completed" } }
+          : null;
+    if (!event) return;
+    try {
+      await insertEvent(exec.db, { runId: exec.runId, stepId: id, fence: exec.fence, ...event });
+    } catch (error) {
+      settings.log(`[${exec.runId}] could not note ${event.kind} of tx step "${id}": ${String(error)}`);
     }
   }
 
@@ -214,6 +247,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
               bodyReturned = true;
               await failpoint("tx.after-effect");
               const json = recorder.json(value, id);
+              let refused = false;
               const receipt = await recorder.write(
                 {
                   stepId: id,
@@ -226,15 +260,21 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
                   elapsedMs: performance.now() - started,
                 },
                 trx,
+                () => {
+                  refused = true;
+                },
               );
               // Lost fence, or a first write already recorded: roll the effect back.
-              if (!receipt || receipt.conflict) throw new Rollback(receipt);
+              if (!receipt || receipt.conflict) throw new Rollback(receipt, refused);
               await failpoint("tx.after-receipt");
               result = { json, receipt };
             })
-            .catch((error) => {
-              // The body succeeded but its receipt or the commit failed under it: not a step failure
-              // (docs/rules.md, rule 14). Stop; the next owner finds no receipt and re-runs the step as a reclaim.
+            .catch(async (error) => {
+              // The receipt's statement noted the refusal or the conflict inside the transaction,
+              // which rolled back with it: note it again, now, on its own.
+              if (error instanceof Rollback) await noteRolledBack(id, error);
+              // The body succeeded but its receipt or the commit failed under it: not a step
+              // failure (rule 14). Stop; the next owner finds no receipt and re-runs it as a reclaim.
               if (
                 bodyReturned &&
                 !(error instanceof Rollback) &&

@@ -2,6 +2,7 @@ import { toMs } from "../duration";
 import { type Execution, never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
 import { InvalidInputError, serializeError, StepTimeoutError } from "../errors";
+import { storableName } from "../names";
 import type { Wait } from "../store";
 import type { Duration, WaitForOptions, WaitForSignalOptions } from "../types";
 import { pause } from "./pause";
@@ -60,35 +61,48 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
       return sleepFor(id, () => at.getTime() - exec.dbNow().getTime());
     },
 
+    /**
+     * Takes the oldest delivery of `name` that no earlier wait of the run took (the mailbox, rule
+     * 16): from what the claim loaded, in this process; otherwise the run parks, and the claim
+     * that wakes it takes the delivery in SQL (durable_resolve_waits).
+     */
     async waitForSignal<T = unknown>(name: string, options: WaitForSignalOptions<T> = {}): Promise<T | null> {
       const timeoutMs = options.timeout === undefined ? null : toMs(options.timeout, "timeout");
-      const { seq, recorded } = exec.reach(name, "signal");
+      const stepId = options.id ?? name;
+      if (stepId !== name) storableName(name, "a signal name");
+      const { seq, recorded } = exec.reach(stepId, "signal");
       const parse = (result: unknown): T | null => {
         const { payload, timedOut } = (result ?? {}) as { payload?: unknown; timedOut?: boolean };
         if (timedOut) return null;
         return options.schema ? options.schema.parse(payload) : (payload as T);
       };
-      if (recorded?.status === "completed") return parse(recorded.result);
+      if (recorded?.status === "completed") return parse(await recorder.resultOf(recorded));
       if (exec.isStopping) return never();
-      if (name in exec.claim.signals) {
-        // It landed before the wait (or while parked): answer it here, first delivery wins.
-        const result = { payload: exec.claim.signals[name] };
+      // A wait whose deadline passed is answered by the claim that wakes it, which knows whether
+      // a delivery landed before the deadline (durable_resolve_waits); here we would not.
+      const expired = recorded?.deadlineAt != null && exec.dbNow() >= recorded.deadlineAt;
+      const delivery = expired ? undefined : exec.takeDelivery(name);
+      if (delivery) {
+        // Already in the mailbox: the receipt takes it in the same statement.
+        const result = { payload: delivery.payload, signalSeq: delivery.seq };
         const written = await exec.track(() =>
           recorder.write({
-            stepId: name,
+            stepId,
             seq,
             kind: "signal",
             status: "completed",
             attempt: 1,
             resultJson: JSON.stringify(result),
+            signalName: name,
+            signalSeq: delivery.seq,
           }),
         );
         if (!written) return never();
         return parse(written.conflict ? written.recorded.result : result);
       }
       const wait: Wait = recorded
-        ? { step_id: name }
-        : { step_id: name, seq, kind: "signal", deadline_in_ms: timeoutMs };
+        ? { step_id: stepId }
+        : { step_id: stepId, seq, kind: "signal", deadline_in_ms: timeoutMs, signal_name: name };
       return exec.stop({ kind: "suspend", waits: [wait], waitingFor: { kind: "signal", name } });
     },
 
@@ -103,6 +117,13 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
       const { seq, recorded } = exec.reach(id, "poll");
       const known = recorder.answer(recorded);
       if (known.done) return known.value;
+      if (!exec.everFits(leaseMs)) {
+        const error = serializeError(exec.leaseNeverFits(id, leaseMs));
+        const failed = { stepId: id, seq, kind: "poll", status: "failed", attempt: 1, error } as const;
+        const written = await exec.track(() => recorder.write({ ...failed, polls: recorded?.polls ?? 0 }));
+        if (!written) return never();
+        throw recorder.revive(error);
+      }
       let polls = recorded?.polls ?? 0;
       let failures = 0;
       // The deadline counts from the first call; before the row exists it is this execution's.

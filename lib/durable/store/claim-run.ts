@@ -10,8 +10,16 @@ export interface ClaimedRun {
   healed: boolean;
   /** The database clock at the claim. */
   now: Date;
-  /** Signals delivered to the run so far, by name. */
-  signals: Record<string, unknown>;
+  /** The oldest deliveries no wait has taken yet, oldest first (at most 100). */
+  mailbox: MailboxEntry[];
+}
+
+/** A delivery in the run's mailbox. `omitted`: its payload is over the inline limit, not loaded. */
+export interface MailboxEntry {
+  seq: number;
+  name: string;
+  payload: unknown;
+  omitted: boolean;
 }
 
 export interface ClaimRequest {
@@ -45,6 +53,11 @@ export async function claimDueRun(db: DurableDb, request: ClaimRequest): Promise
     steps: (claimed.steps as RowObject[]).map(toStepRecord),
     healed: Boolean(claimed.healed),
     now: new Date(claimed.now),
-    signals: claimed.signals ?? {},
+    mailbox: ((claimed.mailbox ?? []) as RowObject[]).map((entry) => ({
+      seq: Number(entry.seq),
+      name: entry.name,
+      payload: entry.payload ?? null,
+      omitted: Boolean(entry.omitted),
+    })),
   };
 }

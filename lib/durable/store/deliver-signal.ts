@@ -1,12 +1,12 @@
 import { sql } from "kysely";
 import type { DurableDb } from "./tables";
 
-export type DeliveryOutcome = "not_found" | "repeat" | "terminal" | "timed_out" | "delivered";
+export type DeliveryOutcome = "not_found" | "repeat" | "terminal" | "delivered";
 
 /**
- * Delivers a signal (durable_deliver_signal): first delivery wins, a delivery id seen before is a
- * repeat whatever the run's state, a terminal run or a wait past its deadline refuses it, and a
- * run waiting on it is made due at once.
+ * Delivers a signal into the run's mailbox (durable_deliver_signal): a delivery id seen before is
+ * a repeat whatever the run's state, a terminal run refuses it, otherwise it queues behind the
+ * deliveries of its name, and a run waiting on that name is made due at once.
  */
 export async function deliverSignal(
   db: DurableDb,

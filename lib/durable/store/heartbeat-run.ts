@@ -2,8 +2,9 @@ import { sql } from "kysely";
 import type { DurableDb } from "./tables";
 
 /**
- * Confirms the owner still holds the run (durable_heartbeat): "owned", or the run's status now
- * ("cancelled", "running" under a newer owner...), or null when the run is gone.
+ * Confirms the owner still holds the run and its lease (durable_heartbeat): "owned"; "expired"
+ * when the lease ran out (nobody healed the run yet); the run's status now when another owner,
+ * a heal or a cancel moved the fence on ("cancelled", "pending"...); null when the run is gone.
  */
 export async function heartbeatRun(db: DurableDb, runId: string, fence: number): Promise<string | null> {
   const { rows } = await sql<{ state: string | null }>`

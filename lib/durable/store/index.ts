@@ -1,13 +1,15 @@
 // The storage boundary: every durable_* statement is one typed function here, and nothing outside
 // store/ writes SQL (a lint rule holds it; docs/decisions.md, "One storage boundary").
 // The functions are listed in the order an invocation meets them (docs/sql.md).
-export { insertRun } from "./insert-run";
-export { claimDueRun, type ClaimedRun, type ClaimRequest } from "./claim-run";
+export { type InsertedRun, insertRun } from "./insert-run";
+export { type ClaimedRun, type ClaimRequest, claimDueRun, type MailboxEntry } from "./claim-run";
 export { recordStep, type RecordResult } from "./record-step";
 export { suspendRun, type Wait } from "./suspend-run";
 export { releaseRun } from "./release-run";
 export { finishRun, type RunEnd } from "./finish-run";
 export { heartbeatRun } from "./heartbeat-run";
+export { readStepResult } from "./read-step-result";
+export { insertEvent } from "./insert-event";
 export { readRun } from "./read-run";
 export { findRunWorkflow } from "./find-run";
 export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";

@@ -28,6 +28,8 @@ export interface StepRecord {
   status: StepState;
   attempt: number;
   result: unknown;
+  /** The result is over the inline limit and was left out of the claim: read it when reached. */
+  resultOmitted: boolean;
   error: StoredError | null;
   wakeAt: Date | null;
   deadlineAt: Date | null;
@@ -40,7 +42,12 @@ export interface StepRecord {
 /** A row as the SQL functions (jsonb) or Kysely (Dates) return it. */
 export type RowObject = Record<string, any>;
 
-const date = (value: unknown): Date | null => (value == null ? null : new Date(value as string));
+// A wait with no deadline parks its run at wake_at = 'infinity': no time a reader can show.
+const date = (value: unknown): Date | null => {
+  if (value == null) return null;
+  const parsed = new Date(value as string);
+  return Number.isFinite(parsed.getTime()) ? parsed : null;
+};
 
 export function toRunRecord(row: RowObject): RunRecord {
   return {
@@ -71,6 +78,7 @@ export function toStepRecord(row: RowObject): StepRecord {
     status: row.status,
     attempt: Number(row.attempt),
     result: row.result ?? null,
+    resultOmitted: Boolean(row.result_omitted),
     error: row.error ?? null,
     wakeAt: date(row.wake_at),
     deadlineAt: date(row.deadline_at),

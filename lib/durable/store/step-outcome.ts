@@ -20,6 +20,9 @@ export interface StepOutcome {
   deadlineInMs?: number;
   /** Polls made so far (waitFor). */
   polls?: number;
+  /** A signal wait: the name it waits for, and the delivery its receipt takes from the mailbox. */
+  signalName?: string;
+  signalSeq?: number;
 }
 
 /**
@@ -41,6 +44,8 @@ export function stepOutcomeJson(outcome: StepOutcome): string {
     deadline_at: outcome.deadlineAt?.toISOString() ?? null,
     deadline_in_ms: outcome.deadlineInMs === undefined ? null : Math.round(outcome.deadlineInMs),
     polls: outcome.polls ?? null,
+    ...(outcome.signalName === undefined ? {} : { signal_name: outcome.signalName }),
+    ...(outcome.signalSeq === undefined ? {} : { signal_seq: outcome.signalSeq }),
   };
   return `${JSON.stringify(step).slice(0, -1)},"result":${outcome.resultJson ?? "null"}}`;
 }

@@ -14,6 +14,8 @@ export interface Wait {
   deadline_in_ms?: number | null;
   polls?: number;
   error?: unknown;
+  /** A signal wait: the name it waits for (its step id may differ). */
+  signal_name?: string;
 }
 
 /**

@@ -41,6 +41,10 @@ export interface DurableStepsTable {
   started_at: Generated<Date>;
   completed_at: Timestamp | null;
   updated_at: Generated<Date>;
+  /** A signal wait: the signal name it waits for (0002). */
+  signal_name: string | null;
+  /** Bytes of the result's JSON text; null before 0002. */
+  result_bytes: number | null;
 }
 
 export interface DurableSignalsTable {
@@ -49,6 +53,12 @@ export interface DurableSignalsTable {
   payload: Json;
   delivery_id: string | null;
   created_at: Generated<Date>;
+  /** Arrival order of the run's deliveries (0002). */
+  seq: Generated<number>;
+  /** The step id of the wait that took this delivery; null while it waits in the mailbox (0002). */
+  taken_by: string | null;
+  /** Bytes of the payload's JSON text; null before 0002. */
+  payload_bytes: number | null;
 }
 
 export interface DurableEventsTable {
@@ -57,7 +67,7 @@ export interface DurableEventsTable {
   kind: string;
   step_id: string | null;
   fence: number | null;
-  data: Generated<unknown>;
+  data: ColumnType<unknown, string | undefined, string>;
   created_at: Generated<Date>;
 }
 
