@@ -80,7 +80,14 @@ export async function roundTrips(target: Target): Promise<RoundTrips> {
   const db = await open(target, "round_trips", {
     onQuery: (q) => tracing && trace.push({ operation: tagOf(q), sql: q }),
   });
-  const durable = createDurable({ db, workflows: [counted], secrets: { durable: "bench" }, log: () => {} });
+  // `testing: true`: the bench moves the clock of its own throwaway database to wake the sleep.
+  const durable = createDurable({
+    db,
+    workflows: [counted],
+    secrets: { durable: "bench" },
+    log: () => {},
+    testing: true,
+  });
   await durable.migrate();
   await sql`create table bench_effects (run_id text)`.execute(db);
   tracing = true;
