@@ -2,7 +2,7 @@
 // databases, or in-memory PGlite.
 import type { Kysely } from "kysely";
 import { connect } from "../../lib/durable";
-import { createServerDatabase, dropServerDatabases, SERVER_URL, serverDatabaseUrl } from "../shared/server-database";
+import { createServerDatabase, dropServerDatabases, SERVER_URL, serverDatabaseUrl } from "../support/server-database";
 
 export { SERVER_URL };
 

@@ -4,7 +4,7 @@
 // durable_now(), which a broken build under test may have replaced).
 import { sql, type Kysely } from "kysely";
 import { connect } from "../../lib/durable/drivers/connect";
-import { createServerDatabase } from "../shared/server-database";
+import { createServerDatabase } from "../support/server-database";
 import { migrate } from "../../lib/durable/store/migrate";
 
 export async function createChaosDatabase(name: string): Promise<{ url: string; db: Kysely<any> }> {

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import { createServerDatabase, SERVER_URL } from "../../scripts/shared/server-database";
+import { createServerDatabase, SERVER_URL } from "../../scripts/support/server-database";
 
 /** The real server the postgres suites use; CI creates nothing else by hand. */
 export const TEST_DATABASE_URL = SERVER_URL;
