@@ -223,12 +223,9 @@ export function createDurable(options: DurableOptions): Durable {
     },
 
     async status(id: string, options?: { workflow: AnyWorkflow }) {
-      open();
-      if (!isStorableName(id)) return null;
-      const read = await readRun(db, id);
-      if (!read) return null;
-      if (options?.workflow) expectWorkflow(id, read.run.workflow, options.workflow);
-      return toRunStatus(read.run, read.steps, workflows.has(read.run.workflow));
+      const read = await durable.inspect(id);
+      if (read && options?.workflow) expectWorkflow(id, read.status.workflow, options.workflow);
+      return read?.status ?? null;
     },
 
     async list(listOptions = {}) {

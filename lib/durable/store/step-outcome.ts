@@ -44,6 +44,7 @@ export function stepOutcomeJson(outcome: StepOutcome): string {
     deadline_at: outcome.deadlineAt?.toISOString() ?? null,
     deadline_in_ms: outcome.deadlineInMs === undefined ? null : Math.round(outcome.deadlineInMs),
     polls: outcome.polls ?? null,
+    result_bytes: outcome.resultJson === undefined ? null : Buffer.byteLength(outcome.resultJson, "utf8"),
     ...(outcome.signalName === undefined ? {} : { signal_name: outcome.signalName }),
     ...(outcome.signalSeq === undefined ? {} : { signal_seq: outcome.signalSeq }),
   };

@@ -169,7 +169,9 @@ end
 $$;
 
 -- As in 0001, plus: a signal wait's receipt takes its delivery (`signal_seq`) in the same
--- statement, and a wait row keeps the name it waits for (`signal_name`).
+-- statement, and a wait row keeps the name it waits for (`signal_name`). The engine sends the
+-- size of the result's JSON text (`result_bytes`): it has the text already, and measuring it here
+-- would serialise every result a second time on the hot path.
 create or replace function durable_record_step(p_run_id text, p_fence bigint, p_step jsonb) returns jsonb
 language plpgsql as $$
 declare
@@ -204,7 +206,7 @@ begin
     v_now - coalesce((p_step ->> 'elapsed_ms')::bigint, 0) * interval '1 millisecond',
     case when p_step ->> 'status' in ('completed', 'failed') then v_now end, v_now,
     coalesce((p_step ->> 'polls')::int, 0), p_step ->> 'signal_name',
-    octet_length((p_step -> 'result')::text))
+    (p_step ->> 'result_bytes')::int)
   on conflict (run_id, step_id) do update set
     polls = excluded.polls,
     status = excluded.status, attempt = excluded.attempt, result = excluded.result,
