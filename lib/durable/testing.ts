@@ -37,7 +37,9 @@ const MAX_ADVANCES = 1_000;
  */
 export async function createTestDurable(options: TestDurableOptions): Promise<TestDurable> {
   const { url = "memory://", ...durableOptions } = options;
-  const durable = createDurable({ ...durableOptions, db: await connect(url), testing: true });
+  // A fixed secret for status tokens: tests need no DURABLE_SECRET and print no warning about it.
+  const secrets = { durable: "durable-testing-secret", ...durableOptions.secrets };
+  const durable = createDurable({ ...durableOptions, secrets, db: await connect(url), testing: true });
   await durable.migrate();
 
   async function drive(id: string): Promise<RunStatus> {

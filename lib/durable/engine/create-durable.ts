@@ -62,8 +62,8 @@ export interface StartResult {
   id: string;
   /** False when a run with this id already existed: start is idempotent on the id, forever. */
   created: boolean;
-  /** Bearer token for this run's status route. */
-  statusToken: string;
+  /** Bearer token for this run's status route (derived from DURABLE_SECRET when first read). */
+  readonly statusToken: string;
 }
 
 export interface SignalInput {
@@ -219,7 +219,15 @@ export function createDurable(options: DurableOptions): Durable {
       if (!row.sameInput) {
         throw new RunStateConflictError(`run "${id}" already exists with another input; start it under a new id`);
       }
-      return { id, created: row.created, statusToken: durable.statusToken(id) };
+      // The token is derived when read, so a caller that never reads it (a script, a test) never
+      // needs DURABLE_SECRET, nor hears that it is unset.
+      return {
+        id,
+        created: row.created,
+        get statusToken() {
+          return durable.statusToken(id);
+        },
+      };
     },
 
     async status(id: string, options?: { workflow: AnyWorkflow }) {
