@@ -1,4 +1,4 @@
-// Where the bench runs: the real server (TEST_DATABASE_URL) in throwaway `durable_bench_*`
+// Where the bench runs: the real server (TEST_DATABASE_URL) in throwaway `<prefix>_durable_bench_*`
 // databases, or in-memory PGlite.
 import type { Kysely } from "kysely";
 import { connect } from "../../lib/durable";
@@ -10,7 +10,7 @@ export type Target = "pglite" | "postgres";
 
 const created = new Set<string>();
 
-/** Drops and creates `durable_bench_<suffix>` on the server; returns its URL. */
+/** Drops and creates throwaway database `durable_bench_<suffix>` on the server; returns its URL. */
 export async function freshServerDatabase(suffix: string): Promise<string> {
   const name = `durable_bench_${suffix}`;
   created.add(name);
