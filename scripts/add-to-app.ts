@@ -7,7 +7,8 @@
 // nothing). What it writes is recorded with its SHA-256 in lib/durable/.add-to-app.json, so that
 // `--update` can later replace the files the app did not change and print a diff for the others
 // (scripts/add-to-app/update.ts). vercel.json gets the cron, next.config the PGlite entry,
-// .gitignore the .durable/ folder, when those edits are plain; otherwise the step is printed.
+// .gitignore the .durable/ folder, a new instrumentation.ts the local cron for `next dev`, when
+// those edits are plain; otherwise the step is printed.
 // Then prints what to install, which secrets to set and where to register workflows.
 // Exit code: 0 when done (files kept with a diff included: the output says so), 2 on bad usage.
 import { randomBytes } from "node:crypto";
@@ -15,6 +16,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  addDevCron,
   addServerExternalPackage,
   ignoreDurableDir,
   mergeVercelCron,
@@ -163,7 +165,7 @@ function reportConfig(changes: ConfigChange[], dryRun: boolean) {
   for (const c of changes) {
     const verb =
       c.outcome === "manual" ? "TO DO" : dryRun && c.outcome !== "unchanged" ? `would be ${c.outcome}` : c.outcome;
-    console.log(`  ${c.file.padEnd(16)} ${verb}: ${c.note}`);
+    console.log(`  ${c.file.padEnd(22)} ${verb}: ${c.note}`);
   }
 }
 
@@ -198,6 +200,8 @@ function main() {
     addServerExternalPackage(target, typescript, dryRun),
     ignoreDurableDir(target, dryRun),
   ];
+  const devCron = addDevCron(target, base, typescript, dryRun);
+  changes.push(devCron);
   const deps = adviseDependencies(ours, theirs, packagesUsed(planned));
 
   console.log(`durable-next → ${target}${dryRun ? " (dry run: nothing written)" : ""}`);
@@ -212,11 +216,11 @@ function main() {
   if (deps.install.length > 0)
     steps.push(
       "Install the runtime packages (the versions this toolkit is tested with):\n" +
-        `     npm install ${deps.install.join(" ")}`,
+        `     npm install -E ${deps.install.join(" ")}`,
     );
   if (deps.installDev.length > 0)
     steps.push(
-      `Install their types (the copied code is TypeScript):\n     npm install -D ${deps.installDev.join(" ")}`,
+      `Install their types (the copied code is TypeScript):\n     npm install -D -E ${deps.installDev.join(" ")}`,
     );
   if (!typescript)
     steps.push(
@@ -258,14 +262,17 @@ function main() {
   );
   steps.push(
     [
-      `Write a workflow (defineWorkflow from ${base}lib/durable) and register it in ${base}app/durable.ts:`,
+      `Write a workflow (defineWorkflow from ${base}lib/durable) and register it: add it to the workflows list`,
+      `     in ${base}app/durable.ts, the list that file hands to createAppDurable({ workflows }):`,
       "       export const workflows = [welcome];",
       "     then start a run:",
       `       curl -X POST localhost:3000/api/durable/runs -H "authorization: Bearer $DURABLE_SECRET" \\`,
       `            -H "content-type: application/json" -d '{"workflow":"welcome","input":{"email":"a@example.com"}}'`,
       "     and read it with the statusToken it answers: " +
         "GET /api/durable/runs/<id>, Authorization: Bearer <statusToken>.",
-      "     Runs advance right after each start, signal and status read; the cron is the backstop.",
+      "     Runs advance right after each start, signal and status read; the cron is the backstop that wakes",
+      "     sleeps and retry delays nobody looks at. Under next dev the local cron stands in for Vercel Cron",
+      `     (${devCron.file}, every 5 s); in production Vercel Cron calls ${cron.path} (vercel.json).`,
       `     (Vercel's Hobby plan allows daily crons only: there, make the schedule of ${cron.path} daily, ` +
         `e.g. "0 3 * * *".)`,
     ].join("\n"),

@@ -5,3 +5,4 @@ export {
   type DurableRoutesOptions,
   MAX_BODY_BYTES,
 } from "./http/routes";
+export { type DevCronOptions, startDevCron } from "./http/dev-cron";

@@ -1,9 +1,10 @@
 // The other app's own config files, edited only by adding what the toolkit needs and only when
 // the edit is plain: the cron in vercel.json, PGlite in serverExternalPackages, .durable/ in
-// .gitignore. Anything less plain is left alone and reported as a step for the user.
+// .gitignore, the local cron in a new instrumentation file. Anything less plain is left alone and
+// reported as a step for the user.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { nextConfigFile } from "./templates";
+import { DEV_CRON_CALL, instrumentationFile, nextConfigFile } from "./templates";
 
 export interface ConfigChange {
   file: string;
@@ -106,4 +107,28 @@ export function ignoreDurableDir(target: string, dryRun: boolean): ConfigChange 
   const addition = `${separator}\n# durable-next: local PGlite data (DATABASE_URL unset)\n.durable/\n`;
   if (!dryRun) writeFileSync(file, text + addition);
   return { file: ".gitignore", outcome: "edited", note: "added .durable/" };
+}
+
+const INSTRUMENTATION_NAMES = ["instrumentation.ts", "instrumentation.js", "instrumentation.mjs"];
+
+/**
+ * Starts the local cron under `next dev` from the app's instrumentation file (`base` is "" or
+ * "src/", where Next looks for it): a new file when there is none; an existing one is the app's,
+ * so the lines to add are printed instead.
+ */
+export function addDevCron(target: string, base: string, typescript: boolean, dryRun: boolean): ConfigChange {
+  const existing = INSTRUMENTATION_NAMES.map((name) => base + name).find((rel) => existsSync(path.join(target, rel)));
+  if (!existing) {
+    const rel = `${base}instrumentation.${typescript ? "ts" : "js"}`;
+    if (!dryRun) writeFileSync(path.join(target, rel), instrumentationFile(), { flag: "wx" });
+    return { file: rel, outcome: "created", note: "starts a local cron under next dev (calls the tick every 5 s)" };
+  }
+  if (readFileSync(path.join(target, existing), "utf8").includes("startDevCron")) {
+    return { file: existing, outcome: "unchanged", note: "already starts the local cron" };
+  }
+  return {
+    file: existing,
+    outcome: "manual",
+    note: `is your app's: so that runs tick under next dev, add to its register():\n    ${DEV_CRON_CALL}`,
+  };
 }

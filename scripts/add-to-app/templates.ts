@@ -61,3 +61,23 @@ const nextConfig = {
 export default nextConfig;
 `;
 }
+
+/** The call that starts the local cron under `next dev`, as it goes into register(). */
+export const DEV_CRON_CALL = `if (process.env.NEXT_RUNTIME === "nodejs" && process.env.NODE_ENV === "development") {
+    const { startDevCron } = await import("./lib/durable/next");
+    startDevCron();
+  }`;
+
+/** instrumentation.ts (or .js) next to app/: Next.js calls register() once when the server starts. */
+export function instrumentationFile(): string {
+  return `// Next.js calls register() once when the server starts.
+export async function register() {
+  // Under \`next dev\` only: a local stand-in for Vercel Cron that calls /api/durable/tick every few
+  // seconds (DURABLE_DEV_CRON_MS; DURABLE_DEV_CRON=off stops it), so sleeps and retry delays come
+  // due with nothing else running. Compiled away in production builds, where Vercel Cron calls the
+  // route. next dev logs each call; to hide them, add to next.config:
+  //   logging: { incomingRequests: { ignore: [/^\\/api\\/durable\\/tick/] } }
+  ${DEV_CRON_CALL}
+}
+`;
+}

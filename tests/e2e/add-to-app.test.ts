@@ -251,12 +251,27 @@ describe("add-to-app", () => {
       );
       expect(JSON.parse(inDir("vercel.json")).crons).toEqual([{ path: "/api/durable/tick", schedule: "* * * * *" }]);
       expect(result.output).toMatch(/\.gitignore\s+TO DO: does not exist/);
+      // Next looks for instrumentation next to app/: under src/ here.
+      expect(inDir("src/instrumentation.ts")).toContain(`await import("./lib/durable/next")`);
       // Versions that differ in a way that matters are pointed out, not silently accepted.
       expect(result.output).toMatch(/Check: zod \^3\.25\.0: the toolkit is tested with 4\./);
       expect(result.output).toMatch(/Check: kysely \^0\.27\.0: the toolkit is tested with 0\.28\./);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("leaves an app's own instrumentation.ts alone and prints the lines that start the local cron", () => {
+    withApp("instrumentation", (dir, inDir) => {
+      const own = `export async function register() {\n  await import("./otel");\n}\n`;
+      writeFileSync(path.join(dir, "instrumentation.ts"), own);
+      const result = addToApp(dir);
+      expect(result.status, result.output).toBe(0);
+      expect(inDir("instrumentation.ts")).toBe(own);
+      expect(result.output).toMatch(/instrumentation\.ts\s+TO DO: is your app's: so that runs tick under next dev/);
+      expect(result.output).toContain(`const { startDevCron } = await import("./lib/durable/next");`);
+      expect(result.output).toContain("(instrumentation.ts, every 5 s)");
+    });
   });
 
   it("copies the toolkit, keeps the app's own files, and merges its config", () => {
@@ -319,24 +334,30 @@ describe("add-to-app", () => {
     expect(read(".gitignore")).toMatch(/^\.durable\/$/m);
 
     // What to do next: packages at our pinned versions, the secrets, the database, the registry.
-    const install = /npm install (@electric-sql\S+ .*)/.exec(first.output)?.[1]?.split(" ") ?? [];
+    // Pinned exactly (-E), so the app's package.json records these versions rather than caret ranges.
+    const install = /npm install -E (@electric-sql\S+ .*)/.exec(first.output)?.[1]?.split(" ") ?? [];
     expect(install.sort()).toEqual(
       ["@electric-sql/pglite", "@neondatabase/serverless", "@vercel/functions", "kysely", "pg", "ws", "zod"].map(
         (p) => `${p}@${ours.dependencies[p]}`,
       ),
     );
     expect(first.output).toContain(
-      `npm install -D @types/pg@${ours.devDependencies["@types/pg"]} @types/ws@${ours.devDependencies["@types/ws"]}`,
+      `npm install -D -E @types/pg@${ours.devDependencies["@types/pg"]} @types/ws@${ours.devDependencies["@types/ws"]}`,
     );
     for (const word of [
       "DURABLE_SECRET=",
       "CRON_SECRET=",
       "DURABLE_SIGNAL_SECRET=whsec_",
       "DATABASE_URL",
-      "register it in app/durable.ts",
+      "in app/durable.ts, the list that file hands to createAppDurable({ workflows })",
     ]) {
       expect(first.output).toContain(word);
     }
+
+    // The local cron for `next dev`: a new instrumentation.ts, said in the output.
+    expect(read("instrumentation.ts")).toContain(`const { startDevCron } = await import("./lib/durable/next");`);
+    expect(first.output).toMatch(/instrumentation\.ts\s+created: starts a local cron under next dev/);
+    expect(first.output).toContain("Under next dev the local cron stands in for Vercel Cron");
   });
 
   it("registers a workflow; running add-to-app again overwrites nothing", () => {
