@@ -50,7 +50,8 @@ export function startDevCron(options: DevCronOptions = {}): () => void {
     const url = new URL(routePath, serverOrigin());
     let text: string;
     try {
-      const bearer = options.secret ?? resolveSecret("cron", undefined, log);
+      // Quietly: the route says it once when it resolves the same fallback.
+      const bearer = options.secret ?? resolveSecret("cron", undefined, () => {});
       const response = await fetch(url, {
         headers: { authorization: `Bearer ${bearer}`, "user-agent": "vercel-cron/1.0 (next dev)" },
         signal: AbortSignal.timeout(120_000),
