@@ -17,8 +17,9 @@ export interface ActionResult {
   message: string;
 }
 
-// Server actions are public endpoints: check every argument as if it came from anywhere.
-function runIdOf(value: unknown): string {
+// Server actions are public endpoints: check every field as if it came from anywhere.
+function runIdOf(form: FormData): string {
+  const value = form instanceof FormData ? form.get("runId") : null;
   if (typeof value !== "string" || value.length === 0 || value.length > 255)
     throw new InvalidInputError("not a run id");
   return value;
@@ -65,28 +66,34 @@ export async function startDemo(workflow: string): Promise<void> {
   redirect(`/runs/${encodeURIComponent(id)}`);
 }
 
-/** The approver's answer: the `decision` signal. */
-export async function decide(runId: string, approved: boolean): Promise<ActionResult> {
+/*
+ * The run page's actions are form actions (`useActionState`: the previous result, then the form),
+ * so they work as plain HTML forms before the page hydrates, or without JavaScript at all.
+ */
+
+/** The approver's answer: the `decision` signal (the pressed button's `approved` is "true" or "false"). */
+export async function decide(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
   return attempt("sending the decision", async () => {
-    const id = runIdOf(runId);
+    const id = runIdOf(form);
+    const approved = form.get("approved") === "true";
     const durable = await getDurable();
     const result = await durable.signal({
       runId: id,
       name: "decision",
-      payload: { approved: approved === true, by: "dashboard" },
+      payload: { approved, by: "dashboard" },
       // One decision per run from the dashboard: a second click is a repeat, not a second delivery.
       id: "dashboard-decision",
     });
     await advanceSoon(id);
     if (!result.signalled) return "A decision had already been delivered; this one changed nothing.";
-    return approved === true ? "Approved. The plan executes now." : "Rejected.";
+    return approved ? "Approved. The plan executes now." : "Rejected.";
   });
 }
 
 /** The mock payment provider settles the run's charge and sends `payment.settled` (twice, as providers do). */
-export async function settlePayment(runId: string): Promise<ActionResult> {
+export async function settlePayment(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
   return attempt("settling the payment", async () => {
-    const id = runIdOf(runId);
+    const id = runIdOf(form);
     const durable = await getDurable();
     const outcomes = await settle(id, async (webhookId, payload): Promise<DeliveryOutcome> => {
       try {
@@ -109,17 +116,17 @@ export async function settlePayment(runId: string): Promise<ActionResult> {
   });
 }
 
-export async function cancelRun(runId: string): Promise<ActionResult> {
+export async function cancelRun(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
   return attempt("cancelling", async () => {
     const durable = await getDurable();
-    await durable.cancel(runIdOf(runId), "cancelled from the dashboard");
+    await durable.cancel(runIdOf(form), "cancelled from the dashboard");
     return "Cancelled.";
   });
 }
 
-export async function retryRun(runId: string): Promise<ActionResult> {
+export async function retryRun(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
   return attempt("retrying", async () => {
-    const id = runIdOf(runId);
+    const id = runIdOf(form);
     const durable = await getDurable();
     await durable.retry(id);
     await advanceSoon(id);

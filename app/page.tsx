@@ -1,14 +1,13 @@
 import Link from "next/link";
-import { InvalidInputError, type ListPage, type RunSummary } from "@/lib/durable";
+import { InvalidInputError, type ListPage } from "@/lib/durable";
 import { startDemo } from "./actions";
 import { AutoRefresh } from "./components/auto-refresh";
 import { DashboardOff, dashboardEnabled } from "./components/dashboard-access";
-import { formatRelative, formatTimestamp } from "./components/format";
-import { StatusBadge } from "./components/status-badge";
+import { RunsTable } from "./components/runs-table";
 import { SubmitButton } from "./components/submit-button";
 import { getDurable } from "./durable";
 import { countRuns } from "./runs/counts";
-import { demos, workflowTitles } from "./workflows/catalog";
+import { demos } from "./workflows/catalog";
 
 export const dynamic = "force-dynamic";
 // startDemo advances the new run after answering: give it the same time as the routes.
@@ -65,6 +64,7 @@ export default async function Home({ searchParams }: Props) {
               data-demo={demo.workflow}
             >
               <h3>{demo.title}</h3>
+              <code className="demo-id">{demo.workflow}</code>
               <p>{demo.summary}</p>
               <ul className="checks">
                 {demo.shows.slice(0, 2).map((line) => (
@@ -103,25 +103,7 @@ export default async function Home({ searchParams }: Props) {
             {counts.all === 0 ? "No runs yet. Start a demo above." : `No ${filter} runs.`}
           </div>
         ) : (
-          <div className="table-wrap">
-            <table className="runs-table">
-              <thead>
-                <tr>
-                  <th>Run</th>
-                  <th>Status</th>
-                  <th>Waiting for</th>
-                  <th className="num">Claims</th>
-                  <th>Started</th>
-                  <th>Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.runs.map((run) => (
-                  <RunRow key={run.id} run={run} now={now} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <RunsTable runs={page.runs} now={now} />
         )}
         <div className="pager">
           {params.cursor ? <Link href={hrefFor(filter)}>← Newest</Link> : <span />}
@@ -130,45 +112,5 @@ export default async function Home({ searchParams }: Props) {
       </section>
       <AutoRefresh active={counts.pending + counts.running + counts.waiting > 0} />
     </>
-  );
-}
-
-function RunRow({ run, now }: { run: RunSummary; now: number }) {
-  const href = `/runs/${encodeURIComponent(run.id)}`;
-  return (
-    <tr>
-      <td>
-        <Link href={href} className="run-link">
-          <code>{run.id}</code>
-        </Link>
-        <div className="muted small">{workflowTitles[run.workflow] ?? run.workflow}</div>
-      </td>
-      <td>
-        <StatusBadge status={run.status} />
-        {run.error ? (
-          <div className="error-text small" title={run.error.message}>
-            {run.error.message.slice(0, 80)}
-          </div>
-        ) : null}
-      </td>
-      <td>
-        {run.waitingFor ? (
-          <>
-            <span className="wait-kind">{run.waitingFor.kind}</span> <code>{run.waitingFor.name}</code>
-            {run.wakeAt ? (
-              <div className="muted small">
-                {run.waitingFor.kind === "signal" ? "times out " : ""}
-                {formatRelative(run.wakeAt, now)}
-              </div>
-            ) : null}
-          </>
-        ) : (
-          <span className="muted">—</span>
-        )}
-      </td>
-      <td className="num">{run.attempts}</td>
-      <td title={formatTimestamp(run.createdAt)}>{formatRelative(run.createdAt, now)}</td>
-      <td title={formatTimestamp(run.updatedAt)}>{formatRelative(run.updatedAt, now)}</td>
-    </tr>
   );
 }

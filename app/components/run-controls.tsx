@@ -1,35 +1,13 @@
 "use client";
-import { useRouter } from "next/navigation";
-import { useState, useTransition, type ReactNode } from "react";
+import type { ReactNode } from "react";
 import type { RunStatus } from "@/lib/durable";
-import { cancelRun, decide, retryRun, settlePayment, type ActionResult } from "../actions";
+import { cancelRun, decide, retryRun, settlePayment } from "../actions";
+import { ActionForm } from "./action-form";
 import { formatRelative, formatTimestamp } from "./format";
-
-function useAction(onDone: () => void) {
-  const router = useRouter();
-  const [pending, startTransition] = useTransition();
-  const [result, setResult] = useState<ActionResult | null>(null);
-  const run = (action: () => Promise<ActionResult>) =>
-    startTransition(async () => {
-      setResult(await action());
-      onDone();
-      router.refresh();
-    });
-  return { pending, result, run };
-}
-
-function ActionMessage({ result }: { result: ActionResult | null }) {
-  if (!result) return null;
-  return (
-    <p className={result.ok ? "action-message" : "action-message action-error"} role="status">
-      {result.message}
-    </p>
-  );
-}
+import { SubmitButton } from "./submit-button";
 
 /** What the run waits for, in words, with the demo's way to answer a signal. */
 export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: number | null; onChange: () => void }) {
-  const { pending, result, run: act } = useAction(onChange);
   const wait = run.waitingFor;
   const when = run.wakeAt && now !== null ? formatRelative(run.wakeAt, now) : null;
   let text: ReactNode;
@@ -56,7 +34,7 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
         {run.wakeAt ? (
           <>
             {" "}
-            until {formatTimestamp(run.wakeAt)}
+            until <span className="nowrap">{formatTimestamp(run.wakeAt)}</span>
             {when ? <> ({when})</> : null}; then it times out
           </>
         ) : null}
@@ -65,32 +43,22 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
     );
     if (wait.name === "decision") {
       controls = (
-        <div className="button-row">
-          <button
-            type="button"
-            className="button button-primary"
-            disabled={pending}
-            onClick={() => act(() => decide(run.id, true))}
-          >
+        <ActionForm action={decide} runId={run.id} onDone={onChange}>
+          <SubmitButton className="button button-primary" name="approved" value="true" pendingLabel="Approving…">
             Approve
-          </button>
-          <button type="button" className="button" disabled={pending} onClick={() => act(() => decide(run.id, false))}>
+          </SubmitButton>
+          <SubmitButton name="approved" value="false" pendingLabel="Rejecting…">
             Reject
-          </button>
-        </div>
+          </SubmitButton>
+        </ActionForm>
       );
     } else if (wait.name === "payment.settled") {
       controls = (
-        <div className="button-row">
-          <button
-            type="button"
-            className="button button-primary"
-            disabled={pending}
-            onClick={() => act(() => settlePayment(run.id))}
-          >
+        <ActionForm action={settlePayment} runId={run.id} onDone={onChange}>
+          <SubmitButton className="button button-primary" pendingLabel="Settling…">
             Settle at the payment provider (sends the webhook)
-          </button>
-        </div>
+          </SubmitButton>
+        </ActionForm>
       );
     }
   } else if (wait?.kind === "sleep") {
@@ -100,7 +68,7 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
         {run.wakeAt ? (
           <>
             {" "}
-            until {formatTimestamp(run.wakeAt)}
+            until <span className="nowrap">{formatTimestamp(run.wakeAt)}</span>
             {when ? <> ({when})</> : null}
           </>
         ) : null}
@@ -128,47 +96,38 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
       <h2>{run.status === "waiting" ? "Waiting for" : "Now"}</h2>
       <p>{text}</p>
       {controls}
-      {pending ? <p className="action-message">Sending…</p> : <ActionMessage result={result} />}
     </section>
   );
 }
 
-/** Cancel (a run that is not finished) and retry (a failed run). */
+/** What can be done to the run: cancel one not finished, retry a failed one; nothing once completed or cancelled. */
 export function RunActions({ run, onChange }: { run: RunStatus; onChange: () => void }) {
-  const { pending, result, run: act } = useAction(onChange);
-  const terminal = run.status === "completed" || run.status === "failed" || run.status === "cancelled";
+  if (run.status === "completed" || run.status === "cancelled") return null;
+  const failed = run.status === "failed";
   return (
-    <section className="panel">
+    <section className="panel" data-testid="run-actions">
       <h2>Actions</h2>
-      <div className="button-row">
-        <button
-          type="button"
-          className="button button-danger"
-          disabled={pending || terminal}
-          onClick={() => {
-            if (window.confirm(`Cancel run ${run.id}? Its steps stop at their next write.`))
-              act(() => cancelRun(run.id));
-          }}
+      {failed ? (
+        <ActionForm action={retryRun} runId={run.id} onDone={onChange}>
+          <SubmitButton pendingLabel="Retrying…">Retry</SubmitButton>
+        </ActionForm>
+      ) : (
+        <ActionForm
+          action={cancelRun}
+          runId={run.id}
+          onDone={onChange}
+          confirm={`Cancel run ${run.id}? Its steps stop at their next write.`}
         >
-          Cancel run
-        </button>
-        <button
-          type="button"
-          className="button"
-          disabled={pending || run.status !== "failed"}
-          onClick={() => act(() => retryRun(run.id))}
-        >
-          Retry
-        </button>
-      </div>
+          <SubmitButton className="button button-danger" pendingLabel="Cancelling…">
+            Cancel run
+          </SubmitButton>
+        </ActionForm>
+      )}
       <p className="muted small">
-        {run.status === "failed"
+        {failed
           ? "Retry keeps every completed receipt and external key; failed steps run again."
-          : terminal
-            ? "The run is finished: it answers every replay from its receipts."
-            : "Cancel moves the fence on: the current owner's next write is refused and its abortSignal fires."}
+          : "Cancel moves the fence on: the current owner's next write is refused and its abortSignal fires."}
       </p>
-      <ActionMessage result={result} />
     </section>
   );
 }

@@ -6,11 +6,16 @@ import type { RunStatus } from "@/lib/durable";
 import { isTerminal, useDurableRun } from "@/lib/durable/react";
 import type { DemoInfo } from "../workflows/catalog";
 import { formatDuration, formatTimestamp } from "./format";
+import { JsonOutput } from "./json-output";
+import { LiveState } from "./live-state";
 import { RunActions, WaitingPanel } from "./run-controls";
 import { RunTimeline } from "./run-timeline";
 import { StatusBadge } from "./status-badge";
 
-/** The clock, ticking every second while `live`; null on the server and before hydration. */
+/**
+ * The clock, ticking every second while `live`. Null on the server and before hydration, so it
+ * also tells whether the client runs (and polls).
+ */
 function useNow(live: boolean): number | null {
   const [now, setNow] = useState<number | null>(null);
   useEffect(() => {
@@ -24,6 +29,8 @@ function useNow(live: boolean): number | null {
 
 export interface RunViewProps {
   initial: RunStatus;
+  /** When the server read `initial` (ms since the epoch): the page's clock until the browser's takes over. */
+  renderedAt: number;
   /** The run's status token (never the admin secret): the hook polls the status route with it. */
   token: string;
   title: string;
@@ -33,7 +40,7 @@ export interface RunViewProps {
 }
 
 /** The run page: a live timeline kept current by useDurableRun. */
-export function RunView({ initial, token, title, demo, details }: RunViewProps) {
+export function RunView({ initial, renderedAt, token, title, demo, details }: RunViewProps) {
   const router = useRouter();
   const { run: polled, error, refresh } = useDurableRun(initial.id, { token, initial });
   const run = polled ?? initial;
@@ -52,7 +59,9 @@ export function RunView({ initial, token, title, demo, details }: RunViewProps) 
   const total = run.steps.length;
   const percent = run.status === "completed" ? 100 : total === 0 ? 0 : Math.round((done / total) * 100);
   const origin = Date.parse(run.createdAt);
-  const elapsed = (terminal || now === null ? Date.parse(run.updatedAt) : now) - origin;
+  // Before hydration (and without JavaScript) the clock is the server's, when it rendered the snapshot.
+  const clock = now ?? renderedAt;
+  const elapsed = (terminal ? Date.parse(run.updatedAt) : clock) - origin;
 
   return (
     <div className="run-page" data-run-status={run.status}>
@@ -94,12 +103,7 @@ export function RunView({ initial, token, title, demo, details }: RunViewProps) 
         </div>
         <div className="stat">
           <span className="stat-label">Updates</span>
-          <span className={`stat-value live ${terminal ? "live-off" : error ? "live-error" : "live-on"}`}>
-            {terminal ? "Finished" : error ? "Reconnecting" : "Live"}
-          </span>
-          <span className="stat-note">
-            {terminal ? "polling stopped" : error ? error.message : "polling the status route"}
-          </span>
+          <LiveState terminal={terminal} clientRunning={now !== null} error={error?.message ?? null} />
         </div>
       </section>
 
@@ -122,21 +126,19 @@ export function RunView({ initial, token, title, demo, details }: RunViewProps) 
         </section>
       ) : null}
 
-      <WaitingPanel run={run} now={now} onChange={refresh} />
+      <WaitingPanel run={run} now={clock} onChange={refresh} />
 
       <div className="run-columns">
         <section className="panel timeline-panel">
           <h2>Steps</h2>
-          <RunTimeline run={run} now={now} />
+          <RunTimeline run={run} now={clock} />
         </section>
         <aside className="run-side">
           <RunActions run={run} onChange={refresh} />
           {run.status === "completed" ? (
             <section className="panel">
               <h2>Output</h2>
-              <pre className="json" data-testid="output">
-                {JSON.stringify(run.output, null, 2)}
-              </pre>
+              <JsonOutput value={run.output} />
             </section>
           ) : null}
           {details}

@@ -2,7 +2,11 @@
 import type { ReactNode } from "react";
 import { useFormStatus } from "react-dom";
 
-/** A form's submit button that says what it is doing while the server action runs. */
+/**
+ * A form's submit button that says what it is doing while the server action runs. Every button
+ * of the form is disabled meanwhile; only the one pressed (its `name` and `value` are in the data
+ * sent) shows `pendingLabel`.
+ */
 export function SubmitButton({
   children,
   pendingLabel,
@@ -16,10 +20,11 @@ export function SubmitButton({
   name?: string;
   value?: string;
 }) {
-  const { pending } = useFormStatus();
+  const { pending, data } = useFormStatus();
+  const pressed = pending && (name === undefined || data?.get(name) === value);
   return (
-    <button type="submit" className={className} disabled={pending} aria-busy={pending} name={name} value={value}>
-      {pending ? pendingLabel : children}
+    <button type="submit" className={className} disabled={pending} aria-busy={pressed} name={name} value={value}>
+      {pressed ? pendingLabel : children}
     </button>
   );
 }

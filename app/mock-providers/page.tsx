@@ -1,72 +1,35 @@
 import Link from "next/link";
 import { AutoRefresh } from "../components/auto-refresh";
 import { DashboardOff, dashboardEnabled } from "../components/dashboard-access";
-import { formatClock } from "../components/format";
+import { ProviderTotals } from "../components/provider-totals";
+import { RequestLog } from "../components/request-log";
 import { getDurable } from "../durable";
-import { providerTotals, recentRequests, requestCounts, sumOf } from "./stats";
+import { requestLog } from "./stats";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Mock providers · durable-next" };
 
-const OUTCOME_LABELS: Record<string, string> = {
-  created: "created",
-  deduped: "duplicate, deduped",
-  failed: "failed",
-  lost_response: "done, response lost",
-  rejected: "rejected",
-  ok: "ok",
-};
+type Props = { searchParams: Promise<{ run?: string; before?: string }> };
 
 /**
  * The providers' side of the demos: what they received and what they did. The point of the
- * idempotency keys is visible here: requests exceed effects, and no effect happened twice.
+ * idempotency keys is visible here: requests exceed effects, and no effect happened twice. The
+ * request log pages by 50, newest first (`?before=` is the cursor); `?run=` keeps one run's.
  */
-export default async function MockProvidersPage() {
+export default async function MockProvidersPage({ searchParams }: Props) {
   if (!dashboardEnabled()) return <DashboardOff />;
+  const params = await searchParams;
+  const runId = params.run || undefined;
+  // The cursor is the id of the last request on the page before; anything else starts at the newest.
+  const before = /^[1-9][0-9]{0,15}$/.test(params.before ?? "") ? Number(params.before) : undefined;
   await getDurable(); // opens the database the providers keep their state in
-  const [totals, counts, recent] = await Promise.all([providerTotals(), requestCounts(), recentRequests(40)]);
-  const of = (provider: string, operation: string, outcome?: string | string[]) =>
-    sumOf(counts, { provider, operation, ...(outcome ? { outcome } : {}) });
-
-  const cards = [
-    {
-      name: "Payments",
-      blurb: "Charges and refunds with idempotency keys; settles charges by webhook.",
-      figures: [
-        ["charges", totals.charges],
-        ["refunds", totals.refunds],
-        ["requests", of("payments", "charge") + of("payments", "refund")],
-        ["duplicate requests deduped", of("payments", "charge", "deduped") + of("payments", "refund", "deduped")],
-        [
-          "timeouts after the money moved",
-          of("payments", "charge", "lost_response") + of("payments", "refund", "lost_response"),
-        ],
-        ["webhooks delivered", totals.webhooks.delivered],
-        ["webhook repeats ignored", totals.webhooks.duplicate],
-      ],
-    },
-    {
-      name: "Email",
-      blurb: "Flaky: 429 with retry-after, 503, and sends accepted whose response was lost.",
-      figures: [
-        ["emails sent", totals.emails],
-        ["requests", of("email", "send")],
-        ["duplicate sends deduped", of("email", "send", "deduped")],
-        ["transient failures", of("email", "send", ["failed", "lost_response"])],
-      ],
-    },
-    {
-      name: "Export service",
-      blurb: "Long-running operations: submit once, then poll until done.",
-      figures: [
-        ["operations", totals.operations],
-        ["duplicate submits deduped", of("operations", "submit", "deduped")],
-        ["status polls", of("operations", "get")],
-        ["failed polls", of("operations", "get", "failed")],
-      ],
-    },
-  ] as const;
-
+  const log = await requestLog({ runId, before, limit: 50 });
+  const hrefFor = (query: { run?: string; before?: number }) => {
+    const text = new URLSearchParams(
+      Object.entries(query).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)]])),
+    ).toString();
+    return text ? `/mock-providers?${text}` : "/mock-providers";
+  };
   return (
     <>
       <nav className="crumbs">
@@ -80,69 +43,35 @@ export default async function MockProvidersPage() {
           requests than effects, and never an effect twice.
         </p>
       </header>
-      <div className="provider-grid">
-        {cards.map((card) => (
-          <section key={card.name} className="panel provider-card" data-provider={card.name}>
-            <h2>{card.name}</h2>
-            <p className="muted small">{card.blurb}</p>
-            <dl className="figures">
-              {card.figures.map(([label, value]) => (
-                <div key={label}>
-                  <dt>{label}</dt>
-                  <dd>{value}</dd>
-                </div>
-              ))}
-            </dl>
-          </section>
-        ))}
-      </div>
-      <section className="panel">
-        <h2>Latest requests</h2>
-        {recent.length === 0 ? (
-          <p className="muted">No requests yet. Start a demo on the runs page.</p>
+      {runId ? null : <ProviderTotals />}
+      <section className="panel" aria-labelledby="requests-title">
+        <div className="runs-head">
+          <h2 id="requests-title">
+            {runId ? (
+              <>
+                Requests of run <code>{runId}</code>
+              </>
+            ) : (
+              "Requests, all runs"
+            )}
+          </h2>
+          {runId ? (
+            <Link href={hrefFor({})} className="small">
+              Show all runs
+            </Link>
+          ) : null}
+        </div>
+        {log.requests.length === 0 ? (
+          <p className="muted">
+            {runId ? "No requests from this run." : "No requests yet. Start a demo on the runs page."}
+          </p>
         ) : (
-          <div className="table-wrap">
-            <table className="runs-table compact">
-              <thead>
-                <tr>
-                  <th className="nowrap">Time (UTC)</th>
-                  <th>Provider</th>
-                  <th>Request</th>
-                  <th>Idempotency key</th>
-                  <th>Outcome</th>
-                  <th>Run</th>
-                </tr>
-              </thead>
-              <tbody>
-                {recent.map((r) => (
-                  <tr key={r.id}>
-                    <td className="nowrap">{formatClock(r.at)}</td>
-                    <td>{r.provider}</td>
-                    <td>{r.operation}</td>
-                    <td>
-                      {r.idempotencyKey ? (
-                        <code className="key">{r.idempotencyKey}</code>
-                      ) : (
-                        <span className="muted">—</span>
-                      )}
-                    </td>
-                    <td>
-                      <span className={`outcome outcome-${r.outcome}`}>{OUTCOME_LABELS[r.outcome] ?? r.outcome}</span>
-                      {r.detail ? <div className="muted small">{r.detail}</div> : null}
-                    </td>
-                    <td>
-                      {r.runId ? (
-                        <Link href={`/runs/${encodeURIComponent(r.runId)}`}>
-                          <code>{r.runId}</code>
-                        </Link>
-                      ) : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <RequestLog requests={log.requests} />
         )}
+        <div className="pager">
+          {before !== undefined ? <Link href={hrefFor({ run: runId })}>← Newest</Link> : <span />}
+          {log.nextBefore !== null ? <Link href={hrefFor({ run: runId, before: log.nextBefore })}>Older →</Link> : null}
+        </div>
       </section>
       <AutoRefresh active everyMs={4000} />
     </>

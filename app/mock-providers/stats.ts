@@ -29,11 +29,29 @@ export interface RecentRequest {
   at: string;
 }
 
-export async function recentRequests(limit = 40): Promise<RecentRequest[]> {
+export interface RequestLogPage {
+  requests: RecentRequest[];
+  /** The `before` of the next (older) page; null on the last one. */
+  nextBefore: number | null;
+}
+
+/** One page of the request log, newest first: `runId` keeps one run's, `before` starts below that row id. */
+export async function requestLog({
+  runId,
+  before,
+  limit = 50,
+}: {
+  runId?: string;
+  before?: number;
+  limit?: number;
+}): Promise<RequestLogPage> {
   const { rows } = await sql<any>`
     select id, provider, operation, idempotency_key, run_id, outcome, detail, created_at
-    from mock_provider_requests order by id desc limit ${limit}`.execute(providerDb());
-  return rows.map((row) => ({
+    from mock_provider_requests
+    where ${runId === undefined ? sql`true` : sql`run_id = ${runId}`}
+      and ${before === undefined ? sql`true` : sql`id < ${before}`}
+    order by id desc limit ${limit + 1}`.execute(providerDb());
+  const requests = rows.slice(0, limit).map((row) => ({
     id: Number(row.id),
     provider: row.provider,
     operation: row.operation,
@@ -43,6 +61,7 @@ export async function recentRequests(limit = 40): Promise<RecentRequest[]> {
     detail: row.detail,
     at: new Date(row.created_at).toISOString(),
   }));
+  return { requests, nextBefore: rows.length > limit ? requests[requests.length - 1]!.id : null };
 }
 
 export interface ProviderTotals {

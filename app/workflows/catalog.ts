@@ -3,8 +3,9 @@
  * The workflows themselves live next to this file and are registered in app/durable.ts.
  */
 export interface DemoInfo {
-  /** The workflow's name. */
+  /** The workflow's name (the card shows it under the title). */
   workflow: string;
+  /** The demo's one name: the card, the run page and the README's list of demos use it. */
   title: string;
   /** The Start button's label. */
   cta: string;
@@ -18,7 +19,7 @@ export interface DemoInfo {
 export const demos: DemoInfo[] = [
   {
     workflow: "checkout",
-    cta: "Start checkout",
+    cta: "Start checkout saga",
     title: "Checkout saga",
     summary: "Reserve stock, charge the card, wait for the provider's payment.settled webhook, then confirm the order.",
     shows: [
@@ -31,8 +32,8 @@ export const demos: DemoInfo[] = [
   },
   {
     workflow: "plan-approval",
-    cta: "Start approval",
-    title: "Approval",
+    cta: "Start plan approval",
+    title: "Plan approval",
     summary:
       "A refund plan frozen at start; a person approves it (7-day timeout); one receipt per refund as it executes.",
     shows: [
@@ -56,8 +57,8 @@ export const demos: DemoInfo[] = [
   },
   {
     workflow: "report-export",
-    cta: "Start export",
-    title: "Long-running export",
+    cta: "Start report export",
+    title: "Report export",
     summary: "Submit an export to an external service once, then poll it with waitFor until it is done.",
     shows: [
       "Submitted once, whatever happens to the response",

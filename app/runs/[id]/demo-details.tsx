@@ -37,7 +37,7 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
                 <code>{order.id}</code> · {order.quantity} × {order.name} · {formatMoney(order.amount_cents)} ·{" "}
                 <strong>{order.status}</strong>
               </dd>
-              <dt>Stock</dt>
+              <dt>Stock (all runs)</dt>
               <dd>
                 {order.on_hand} on hand, {order.reserved} reserved
               </dd>
@@ -75,7 +75,7 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
               {hook("refused") ? `, ${hook("refused")} refused` : ""}.
             </p>
           ) : null}
-          <ProviderLink />
+          <ProviderLink runId={runId} />
         </section>
       );
     }
@@ -125,7 +125,7 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
           {sumOf(counts, { provider: "payments" }) > 0 ? (
             <ProviderLine counts={counts} provider="payments" operation="refund" noun="refund" made={refunds.length} />
           ) : null}
-          <ProviderLink />
+          <ProviderLink runId={runId} />
         </section>
       );
     }
@@ -164,7 +164,7 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
             <p className="muted">Nothing queued yet.</p>
           )}
           <ProviderLine counts={counts} provider="email" operation="send" noun="email" made={sent[0]?.n ?? 0} />
-          <ProviderLink />
+          <ProviderLink runId={runId} />
         </section>
       );
     }
@@ -193,7 +193,7 @@ export async function DemoDetails({ runId, workflow }: { runId: string; workflow
             <p className="muted">Not submitted yet.</p>
           )}
           <ProviderLine counts={counts} provider="operations" operation="submit" noun="operation" made={rows.length} />
-          <ProviderLink />
+          <ProviderLink runId={runId} />
         </section>
       );
     }
@@ -238,10 +238,13 @@ function ProviderLine({
   );
 }
 
-function ProviderLink() {
+/** The providers' request log, filtered to this run. */
+function ProviderLink({ runId }: { runId: string }) {
   return (
     <p className="small">
-      <Link href="/mock-providers">Open the mock providers →</Link>
+      <Link href={`/mock-providers?run=${encodeURIComponent(runId)}`} data-testid="provider-log-link">
+        This run's requests at the mock providers →
+      </Link>
     </p>
   );
 }

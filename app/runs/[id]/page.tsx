@@ -34,6 +34,7 @@ export default async function RunPage({ params }: Props) {
   return (
     <RunView
       initial={run}
+      renderedAt={Date.now()}
       // The per-run status token: it reads this run's status and nothing else.
       token={durable.statusToken(id)}
       title={workflowTitles[run.workflow] ?? run.workflow}

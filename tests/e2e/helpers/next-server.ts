@@ -1,9 +1,12 @@
-// Build a Next.js app once and serve it with `next start` for end-to-end tests.
+// Build a Next.js app once and serve it with `next start` for end-to-end tests, or serve it with
+// `next dev` as a newcomer does.
 //
 //   await buildApp();                                   // skipped when .next holds a build of this tree
 //   const server = await startNext({ env: { DATABASE_URL: "memory://" } });
 //   await fetch(`${server.url}/api/durable/runs`, …);
 //   await server.stop();                                // in afterAll: no stray processes
+//
+//   const dev = await startNextDev({ env: { DATABASE_URL: "memory://" } });  // no build needed
 //
 // `next build` costs ~20 s and ~640 MB, so test files share one build: a fingerprint of the sources
 // that go into it is written next to the build, a later call with the same sources skips the
@@ -149,7 +152,7 @@ export interface NextServer {
 }
 
 export interface StartNextOptions {
-  /** The app (default: this repository); it must have been built. */
+  /** The app (default: this repository); `next start` needs it built. */
   dir?: string;
   /** Default: a free port. */
   port?: number;
@@ -189,24 +192,72 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
 export async function startNext(options: StartNextOptions = {}): Promise<NextServer> {
   const dir = options.dir ?? REPO_ROOT;
   const port = options.port ?? (await freePort());
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    NODE_ENV: "production",
-    NEXT_TELEMETRY_DISABLED: "1",
-    ...options.env,
-  };
+  return serve("next start", [nextBin(dir), "start", dir, "--port", String(port), "--hostname", "127.0.0.1"], {
+    ...options,
+    port,
+    env: { NODE_ENV: "production", ...options.env },
+    probe: "http",
+  });
+}
+
+export interface StartNextDevOptions extends StartNextOptions {
+  /**
+   * `-H` for next dev. Default none, as `npm run dev` runs it: it listens on every address and
+   * takes itself for `localhost`, so a page opened at 127.0.0.1 is another origin to it.
+   */
+  hostname?: string;
+}
+
+/**
+ * `next dev` (NODE_ENV=development, no build) on a free port, addressed as 127.0.0.1; resolves once
+ * it listens. Pages compile on their first request: give that one a generous timeout (30–60 s on two
+ * cores). It writes into `.next/dev`, so it may run beside a `next build` in `.next`.
+ */
+export async function startNextDev(options: StartNextDevOptions = {}): Promise<NextServer> {
+  const dir = options.dir ?? REPO_ROOT;
+  const port = options.port ?? (await freePort());
+  const host = options.hostname ? ["--hostname", options.hostname] : [];
+  return serve("next dev", [nextBin(dir), "dev", dir, "--port", String(port), ...host], {
+    ...options,
+    port,
+    env: { NODE_ENV: "development", ...options.env },
+    // An HTTP probe would wait for a page to compile: a connection is enough to know it listens.
+    probe: "tcp",
+  });
+}
+
+/** Can a connection to 127.0.0.1:port be opened now? */
+function listens(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.setTimeout(2000);
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+    socket.once("timeout", () => done(false));
+  });
+}
+
+/** Spawns `args` (next's bin and its command) in its own process group; resolves once the probe answers. */
+async function serve(
+  what: string,
+  args: string[],
+  options: StartNextOptions & { port: number; probe: "http" | "tcp" },
+): Promise<NextServer> {
+  const dir = options.dir ?? REPO_ROOT;
+  const { port } = options;
+  const env: Record<string, string | undefined> = { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
 
-  const child = spawn(
-    process.execPath,
-    [nextBin(dir), "start", dir, "--port", String(port), "--hostname", "127.0.0.1"],
-    {
-      cwd: options.cwd ?? dir,
-      env: env as NodeJS.ProcessEnv,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true, // its own process group, so stop() ends everything it started
-    },
-  );
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd ?? dir,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true, // its own process group, so stop() ends everything it started
+  });
   running.add(child);
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
@@ -232,19 +283,24 @@ export async function startNext(options: StartNextOptions = {}): Promise<NextSer
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(
-        `next start exited (${child.exitCode ?? child.signalCode}) before answering:\n${output.slice(-4000)}`,
+        `${what} exited (${child.exitCode ?? child.signalCode}) before answering:\n${output.slice(-4000)}`,
       );
     }
-    try {
-      // Any answer means it listens; a path no app serves keeps this probe cheap.
-      await fetch(`${url}/__e2e_ready_probe`, { signal: AbortSignal.timeout(2000) });
-      return server;
-    } catch {
-      if (Date.now() > deadline) {
-        await server.stop();
-        throw new Error(`next start did not answer on ${url} within the timeout:\n${output.slice(-4000)}`);
-      }
-      await sleep(100);
+    if (options.probe === "tcp" ? await listens(port) : await answers(url)) return server;
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`${what} did not answer on ${url} within the timeout:\n${output.slice(-4000)}`);
     }
+    await sleep(100);
+  }
+}
+
+/** Does the server answer HTTP? Any answer will do: a path no app serves keeps this probe cheap. */
+async function answers(url: string): Promise<boolean> {
+  try {
+    await fetch(`${url}/__e2e_ready_probe`, { signal: AbortSignal.timeout(2000) });
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -1,0 +1,79 @@
+import Link from "next/link";
+import type { RunSummary } from "@/lib/durable";
+import { workflowTitles } from "../workflows/catalog";
+import { formatRelative, formatTimestamp } from "./format";
+import { StatusBadge } from "./status-badge";
+
+/**
+ * The runs list: a table on a wide screen; under 640 px each row is a card, its cells stacked
+ * with their column's name (`data-label`, shown by app/globals.css).
+ */
+export function RunsTable({ runs, now }: { runs: RunSummary[]; now: number }) {
+  return (
+    <div className="table-wrap">
+      <table className="runs-table stack-table">
+        <thead>
+          <tr>
+            <th>Run</th>
+            <th>Status</th>
+            <th>Waiting for</th>
+            <th className="num">Claims</th>
+            <th>Started</th>
+            <th>Updated</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((run) => (
+            <RunRow key={run.id} run={run} now={now} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function RunRow({ run, now }: { run: RunSummary; now: number }) {
+  const href = `/runs/${encodeURIComponent(run.id)}`;
+  return (
+    <tr data-run={run.id}>
+      <td className="cell-main">
+        <Link href={href} className="run-link">
+          <code>{run.id}</code>
+        </Link>
+        <div className="muted small">{workflowTitles[run.workflow] ?? run.workflow}</div>
+      </td>
+      <td data-label="Status">
+        <StatusBadge status={run.status} />
+        {run.error ? (
+          <div className="error-text small" title={run.error.message}>
+            {run.error.message.slice(0, 80)}
+          </div>
+        ) : null}
+      </td>
+      <td data-label="Waiting for">
+        {run.waitingFor ? (
+          <>
+            <span className="wait-kind">{run.waitingFor.kind}</span> <code>{run.waitingFor.name}</code>
+            {run.wakeAt ? (
+              <div className="muted small">
+                {run.waitingFor.kind === "signal" ? "times out " : ""}
+                {formatRelative(run.wakeAt, now)}
+              </div>
+            ) : null}
+          </>
+        ) : (
+          <span className="muted">—</span>
+        )}
+      </td>
+      <td data-label="Claims" className="num">
+        {run.attempts}
+      </td>
+      <td data-label="Started" title={formatTimestamp(run.createdAt)}>
+        {formatRelative(run.createdAt, now)}
+      </td>
+      <td data-label="Updated" title={formatTimestamp(run.updatedAt)}>
+        {formatRelative(run.updatedAt, now)}
+      </td>
+    </tr>
+  );
+}
