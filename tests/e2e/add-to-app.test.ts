@@ -4,7 +4,6 @@
 // changes nothing, no file the app had is overwritten, and nothing is written under its db/.
 // `--update` brings a copy one version behind up to date by the manifest, keeping what the app
 // changed (and printing the diff); an app copied before manifests gets one.
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -12,6 +11,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { importsOf, planFiles } from "../../scripts/add-to-app/plan";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
+import { addToApp, writeMinimalApp } from "./helpers/fresh-app";
 import { buildApp, REPO_ROOT, startNext, type NextServer } from "./helpers/next-server";
 
 const ours = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
@@ -29,96 +29,12 @@ const MY_VERCEL_JSON = `{
 }
 `;
 
-/** The files of a minimal app as create-next-app writes them (TypeScript, app router, `@/` alias). */
-function writeMinimalApp(dir: string, { install = true } = {}) {
-  const files: Record<string, string> = {
-    "package.json": JSON.stringify(
-      {
-        name: "my-app",
-        private: true,
-        scripts: { dev: "next dev", build: "next build", start: "next start" },
-        dependencies: {
-          next: ours.dependencies.next,
-          react: ours.dependencies.react,
-          "react-dom": ours.dependencies["react-dom"],
-        },
-        devDependencies: {
-          typescript: ours.devDependencies.typescript,
-          "@types/node": ours.devDependencies["@types/node"],
-          "@types/react": ours.devDependencies["@types/react"],
-        },
-      },
-      null,
-      2,
-    ),
-    "tsconfig.json": JSON.stringify(
-      {
-        compilerOptions: {
-          target: "ES2017",
-          lib: ["dom", "dom.iterable", "esnext"],
-          allowJs: true,
-          skipLibCheck: true,
-          strict: true,
-          noEmit: true,
-          esModuleInterop: true,
-          module: "esnext",
-          moduleResolution: "bundler",
-          resolveJsonModule: true,
-          isolatedModules: true,
-          jsx: "react-jsx",
-          incremental: true,
-          plugins: [{ name: "next" }],
-          paths: { "@/*": ["./*"] },
-        },
-        include: ["next-env.d.ts", "**/*.ts", "**/*.tsx", ".next/types/**/*.ts", ".next/dev/types/**/*.ts"],
-        exclude: ["node_modules"],
-      },
-      null,
-      2,
-    ),
-    "next.config.ts":
-      `import type { NextConfig } from "next";\n\n` +
-      `const nextConfig: NextConfig = {\n  /* config options here */\n};\n\nexport default nextConfig;\n`,
-    ".gitignore": "/node_modules\n/.next/\n",
-    "vercel.json": MY_VERCEL_JSON,
-    "app/layout.tsx":
-      "export default function RootLayout({ children }: { children: React.ReactNode }) {\n" +
-      `  return (\n    <html lang="en">\n      <body>{children}</body>\n    </html>\n  );\n}\n`,
-    "app/page.tsx": `export default function Home() {\n  return <main>my app</main>;\n}\n`,
-    "app/api/durable/tick/route.ts": MY_TICK_ROUTE,
-  };
-  for (const [rel, content] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    writeFileSync(path.join(dir, rel), content);
-  }
-  if (install) linkNodeModules(dir);
-}
-
-/**
- * Our node_modules stand in for `npm install` (they hold next, react and the toolkit's packages).
- * Hard links (~0.3 s), not a symlink: Turbopack refuses files that resolve outside the app's root.
- */
-function linkNodeModules(dir: string) {
-  const from = path.join(REPO_ROOT, "node_modules");
-  const to = path.join(dir, "node_modules");
-  if (spawnSync("cp", ["-al", from, to]).status === 0) return;
-  rmSync(to, { recursive: true, force: true });
-  // Another filesystem: a plain copy (slower, same result).
-  const copied = spawnSync("cp", ["-a", from, to], { encoding: "utf8" });
-  if (copied.status !== 0) throw new Error(`could not copy node_modules: ${copied.stderr}`);
-}
-
-function addToApp(dir: string, ...options: string[]) {
-  const result = spawnSync(
-    path.join(REPO_ROOT, "node_modules", ".bin", "tsx"),
-    [path.join(REPO_ROOT, "scripts", "add-to-app.ts"), dir, ...options],
-    {
-      cwd: REPO_ROOT,
-      encoding: "utf8",
-    },
-  );
-  return { status: result.status, output: `${result.stdout}${result.stderr}` };
-}
+/** The minimal app with the app's own files that add-to-app must leave alone. */
+const writeMyApp = (dir: string, { install = true } = {}) =>
+  writeMinimalApp(dir, {
+    install,
+    files: { "vercel.json": MY_VERCEL_JSON, "app/api/durable/tick/route.ts": MY_TICK_ROUTE },
+  });
 
 /** path → sha256 of every file in the app, except what builds and installs make. */
 function snapshot(dir: string): Record<string, string> {
@@ -166,7 +82,7 @@ type Manifest = { toolkit: { version: string; commit?: string }; files: Record<s
 function withApp(prefix: string, body: (dir: string, inDir: (rel: string) => string) => void) {
   const dir = mkdtempSync(path.join(os.tmpdir(), `durable-e2e-${prefix}-`));
   try {
-    writeMinimalApp(dir, { install: false });
+    writeMyApp(dir, { install: false });
     body(dir, (rel) => readFileSync(path.join(dir, rel), "utf8"));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -188,7 +104,7 @@ describe("add-to-app", () => {
   const secrets = makeSecrets();
 
   beforeAll(() => {
-    writeMinimalApp(app);
+    writeMyApp(app);
     first = addToApp(app);
   });
 
