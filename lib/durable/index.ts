@@ -34,6 +34,7 @@ export {
   WorkflowNotFoundError,
 } from "./errors";
 export type { RunStatus, RunSummary, TickReport } from "./schemas";
+export type { StreamChunk } from "./store";
 export { externalKeyFor } from "./steps/external-key";
 export type {
   Jsonified,
@@ -42,6 +43,7 @@ export type {
   StepApi,
   StepInfo,
   StepOptions,
+  StreamWriter,
   WaitForOptions,
   WaitForSignalOptions,
   Workflow,

@@ -11,7 +11,7 @@ import type { z } from "zod";
 export type Duration = number | string;
 
 export type RunState = "pending" | "running" | "waiting" | "completed" | "failed" | "cancelled";
-export type StepKind = "run" | "tx" | "value" | "sleep" | "signal" | "poll";
+export type StepKind = "run" | "tx" | "value" | "sleep" | "signal" | "poll" | "ai";
 export type StepState = "running" | "waiting" | "completed" | "failed";
 /** What a waiting run waits for, as `RunStatus.waitingFor` shows it. */
 export type WaitingFor = { kind: "signal" | "sleep" | "poll" | "retry"; name: string };
@@ -77,9 +77,26 @@ export interface WorkflowContext<TInput = unknown, TSignals extends SignalSchema
   step: StepApi<TSignals>;
   /** Aborted when the run is cancelled or this invocation lost its claim. */
   abortSignal: AbortSignal;
+  /**
+   * A writer to the run's stream for the `run` or AI step `stepId`, called inside that step's body
+   * while it executes: its chunks carry the step's id and attempt (docs/model.md, "Run streams").
+   */
+  stream(stepId: string): StreamWriter;
   log: (...args: unknown[]) => void;
   /** @internal type carrier for signal payloads */
   readonly signals?: { [K in keyof TSignals]: z.output<TSignals[K]> };
+}
+
+/** A step's writer to its run's stream: `ctx.stream(stepId)`. */
+export interface StreamWriter {
+  /**
+   * Appends `data` (any JSON value, at most 64 KiB of JSON) to the run's stream. Chunks are sent
+   * in order and batched (within about 20 ms, and before the step's receipt).
+   * @throws StepLeaseLostError once the run was lost: a superseded owner appends nothing
+   */
+  write(data: unknown): void;
+  /** Sends what is buffered now; resolves once it is stored. */
+  flush(): Promise<void>;
 }
 
 /** What a step body is told about the execution it runs in. */

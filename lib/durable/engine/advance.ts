@@ -39,6 +39,7 @@ export async function advanceClaimedRun(
     input: claim.run.input,
     step: createStepApi(exec, recorder),
     abortSignal: exec.abort.signal,
+    stream: (stepId) => exec.streams.writer(stepId),
     log,
   };
   const body: Promise<BodyEnd> = Promise.resolve()

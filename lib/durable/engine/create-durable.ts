@@ -18,8 +18,10 @@ import {
   listRuns,
   migrate,
   readRun,
+  readStream,
   retryRun,
   shiftClock,
+  type StreamChunk,
 } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalSchemas, SignalsOf } from "../types";
 import { type AdvanceOutcome, advanceClaimedRun } from "./advance";
@@ -124,6 +126,15 @@ export interface Durable {
    * database clock: what the status route asks before it spends a claim on advancing the run.
    */
   inspect(id: string): Promise<{ status: RunStatus; due: boolean } | null>;
+  /**
+   * The run's stream chunks after seq `after` (default 0: from the start), oldest first, at most
+   * `limit` (default 500, at most 1,000), and the run's status; null when there is no such run.
+   * A chunk is `broken` when its attempt did not complete (docs/model.md, "Run streams").
+   */
+  readStream(
+    id: string,
+    options?: { after?: number; limit?: number },
+  ): Promise<{ status: RunStatusValue; chunks: StreamChunk[] } | null>;
   list(options?: ListOptions): Promise<ListPage>;
   tick(options?: { budgetMs?: number }): Promise<TickReport>;
   advance(id: string, options?: { budgetMs?: number }): Promise<AdvanceOutcome | null>;
@@ -310,6 +321,18 @@ export function createDurable(options: DurableOptions): Durable {
       const read = await readRun(db, id);
       if (!read) return null;
       return { status: toRunStatus(read.run, read.steps, workflows.has(read.run.workflow)), due: read.due };
+    },
+
+    async readStream(id, streamOptions = {}) {
+      open();
+      const { after = 0, limit = 500 } = streamOptions;
+      if (!Number.isSafeInteger(after) || after < 0) throw new InvalidInputError("after is a whole number >= 0");
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+        throw new InvalidInputError("limit is an integer from 1 to 1000");
+      }
+      if (!isStorableName(id)) return null;
+      const read = await readStream(db, id, after, limit);
+      return read.status === null ? null : { status: read.status as RunStatusValue, chunks: read.chunks };
     },
 
     async signal(signal: SignalInput | TypedSignalInput<AnyWorkflow, string>): Promise<SignalResult> {

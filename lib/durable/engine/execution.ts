@@ -2,6 +2,7 @@ import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "
 import { storableName } from "../names";
 import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../store";
 import type { StepKind, WaitingFor } from "../types";
+import { RunStreams } from "./run-streams";
 
 /** Why an execution stops before its body returns. */
 export type Stop =
@@ -42,6 +43,8 @@ export class Execution {
   readonly abort = new AbortController();
   readonly runId: string;
   readonly fence: number;
+  /** The run's stream writers of the step attempts in flight (`ctx.stream`). */
+  readonly streams: RunStreams;
   private readonly ledger: Map<string, StepRecord>;
   private readonly reached = new Set<string>();
   private nextSeq = 0;
@@ -66,6 +69,13 @@ export class Execution {
     this.fence = claim.run.fence;
     this.ledger = new Map(claim.steps.map((step) => [step.stepId, step]));
     this.mailbox = [...claim.mailbox];
+    this.streams = new RunStreams({
+      db: settings.db,
+      runId: this.runId,
+      fence: this.fence,
+      onLost: (reason) => this.requestStop({ kind: "lost", reason }),
+      log: settings.log,
+    });
   }
 
   get db(): DurableDb {

@@ -20,8 +20,10 @@ import { pause } from "./pause";
 import { canRetry, type RetryPolicy, resolveRetryPolicy, retryDelayMs } from "./retry-policy";
 
 /** A body's result: for `tx` the receipt was already written inside its transaction. */
-type BodyResult = { json: string; receipt?: Extract<RecordResult, { owned: true }> };
-type Body = (s: StepInfo, seq: number) => Promise<BodyResult>;
+export type BodyResult = { json: string; receipt?: Extract<RecordResult, { owned: true }> };
+export type Body = (s: StepInfo, seq: number) => Promise<BodyResult>;
+/** The kinds of step that run a body with an effect: `run`, `tx`, and AI calls (steps/ai-steps.ts). */
+export type EffectKind = "run" | "tx" | "ai";
 
 type AttemptOutcome =
   | { kind: "value"; value: unknown }
@@ -47,7 +49,7 @@ class Rollback {
 export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
   const { settings } = exec;
 
-  async function execute(id: string, kind: "run" | "tx", body: Body, options: StepOptions = {}): Promise<any> {
+  async function execute(id: string, kind: EffectKind, body: Body, options: StepOptions = {}): Promise<any> {
     const { seq, recorded, isReclaim } = exec.reach(id, kind);
     const known = recorder.answer(recorded);
     if (known.done) return known.value;
@@ -96,7 +98,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
 
   async function attemptOnce(
     id: string,
-    kind: "run" | "tx",
+    kind: EffectKind,
     seq: number,
     attempt: number,
     externalKey: string,
@@ -132,8 +134,14 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
       heartbeat,
       abortSignal: AbortSignal.any([exec.abort.signal, stepAbort.signal]),
     };
+    // A tx body runs inside its transaction: on PGlite's one connection a stream append would
+    // wait for it, so streams are for `run` and AI steps.
+    if (kind !== "tx") exec.streams.begin(id, attempt);
     try {
       const { json, receipt } = await body(info, seq);
+      // The attempt's chunks are stored before its receipt: a reader never sees a step done
+      // before its stream.
+      await exec.streams.end(id);
       const outcome = {
         ...base,
         status: "completed",
@@ -150,6 +158,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
       await failpoint(kind === "tx" ? "tx.after-commit" : "run.after-receipt");
       return written.conflict ? fromRecorded(written.recorded) : { kind: "value", value: JSON.parse(json) };
     } catch (thrown) {
+      await exec.streams.end(id).catch(() => {}); // what the failed attempt wrote, for the record
       if (thrown instanceof Rollback) {
         if (!thrown.result?.owned) return { kind: "stopped" };
         return fromRecorded((thrown.result as Extract<RecordResult, { conflict: true }>).recorded);
@@ -217,6 +226,9 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
   }
 
   return {
+    /** Runs `body` as a step of `kind` with the effect-step rules; for step kinds built on them. */
+    execute,
+
     run<T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) {
       return execute(
         id,

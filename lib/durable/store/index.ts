@@ -4,6 +4,7 @@
 export { type InsertedRun, insertRun } from "./insert-run";
 export { type ClaimedRun, type ClaimRequest, claimDueRun, type MailboxEntry } from "./claim-run";
 export { recordStep, type RecordResult } from "./record-step";
+export { appendStream } from "./append-stream";
 export { suspendRun, type Wait } from "./suspend-run";
 export { releaseRun } from "./release-run";
 export { finishRun, type RunEnd } from "./finish-run";
@@ -11,6 +12,7 @@ export { heartbeatRun } from "./heartbeat-run";
 export { readStepResult } from "./read-step-result";
 export { insertEvent } from "./insert-event";
 export { readRun } from "./read-run";
+export { readStream, type StreamChunk } from "./read-stream";
 export { findRunWorkflow } from "./find-run";
 export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";
 export { cancelRun } from "./cancel-run";

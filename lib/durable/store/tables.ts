@@ -22,13 +22,15 @@ export interface DurableRunsTable {
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   finished_at: Timestamp | null;
+  /** The seq of the run's last stream chunk (0003). */
+  stream_seq: Generated<number>;
 }
 
 export interface DurableStepsTable {
   run_id: string;
   step_id: string;
   seq: number;
-  kind: "run" | "tx" | "value" | "sleep" | "signal" | "poll";
+  kind: "run" | "tx" | "value" | "sleep" | "signal" | "poll" | "ai";
   status: "running" | "waiting" | "completed" | "failed";
   attempt: Generated<number>;
   result: Json | null;
@@ -71,11 +73,22 @@ export interface DurableEventsTable {
   created_at: Generated<Date>;
 }
 
+/** A run's stream: chunks appended by its owner under the fence (0003). */
+export interface DurableStreamChunksTable {
+  run_id: string;
+  seq: number;
+  step_id: string;
+  attempt: number;
+  data: Json;
+  created_at: Generated<Date>;
+}
+
 export interface DurableTables {
   durable_runs: DurableRunsTable;
   durable_steps: DurableStepsTable;
   durable_signals: DurableSignalsTable;
   durable_events: DurableEventsTable;
+  durable_stream_chunks: DurableStreamChunksTable;
 }
 
 /** The database as the store sees it: only the durable_* tables, whatever else the app keeps there. */

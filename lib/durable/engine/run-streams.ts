@@ -1,0 +1,102 @@
+import { InvalidInputError, StepLeaseLostError } from "../errors";
+import { toJsonText } from "../json";
+import { appendStream, type DurableDb } from "../store";
+import type { StreamWriter } from "../types";
+
+/** How long a written chunk may wait in the buffer for others to share its round trip. */
+export const STREAM_FLUSH_MS = 20;
+/** The most chunks one round trip carries. */
+const MAX_BATCH = 256;
+const MAX_CHUNK_BYTES = 64 * 1024;
+
+interface Buffer {
+  attempt: number;
+  pending: string[];
+  timer: ReturnType<typeof setTimeout> | null;
+  /** The append in flight: appends of one step go one after another, so its chunks keep their order. */
+  sending: Promise<void>;
+  /** Why the stream of this attempt can take no more chunks. */
+  failure: Error | null;
+}
+
+/**
+ * The stream writers of one execution: one buffer per step attempt in flight. An append the fence
+ * refuses stops the execution as lost (`onLost`), and every later write of it throws.
+ */
+export class RunStreams {
+  private readonly buffers = new Map<string, Buffer>();
+
+  constructor(
+    private readonly target: {
+      db: DurableDb;
+      runId: string;
+      fence: number;
+      onLost: (reason: string) => void;
+      log: (message: string) => void;
+    },
+  ) {}
+
+  /** An attempt of `stepId` starts: its writes carry `attempt`. */
+  begin(stepId: string, attempt: number): void {
+    this.buffers.set(stepId, { attempt, pending: [], timer: null, sending: Promise.resolve(), failure: null });
+  }
+
+  /** Sends what the attempt buffered and forgets it; rejects when the last chunks could not be stored. */
+  async end(stepId: string): Promise<void> {
+    const buffer = this.buffers.get(stepId);
+    if (!buffer) return;
+    try {
+      await this.send(buffer, stepId);
+    } finally {
+      if (this.buffers.get(stepId) === buffer) this.buffers.delete(stepId);
+    }
+  }
+
+  writer(stepId: string): StreamWriter {
+    const buffer = this.buffers.get(stepId);
+    if (!buffer) {
+      throw new InvalidInputError(
+        `ctx.stream("${stepId}"): no run or AI step "${stepId}" is executing now; call it inside that step's body`,
+      );
+    }
+    return {
+      write: (data) => {
+        if (buffer.failure) throw buffer.failure;
+        if (this.buffers.get(stepId) !== buffer) {
+          throw new InvalidInputError(`ctx.stream("${stepId}"): the step's attempt is over; write inside its body`);
+        }
+        buffer.pending.push(toJsonText(data, { limit: MAX_CHUNK_BYTES, stepId }));
+        if (buffer.pending.length >= MAX_BATCH) void this.send(buffer, stepId).catch(() => {});
+        else buffer.timer ??= setTimeout(() => void this.send(buffer, stepId).catch(() => {}), STREAM_FLUSH_MS);
+      },
+      flush: () => this.send(buffer, stepId),
+    };
+  }
+
+  /** Sends the buffered chunks after the append in flight; rejects with the stream's failure. */
+  private send(buffer: Buffer, stepId: string): Promise<void> {
+    if (buffer.timer) clearTimeout(buffer.timer);
+    buffer.timer = null;
+    const batch = buffer.pending.splice(0);
+    buffer.sending = buffer.sending.then(async () => {
+      if (buffer.failure) throw buffer.failure;
+      if (batch.length === 0) return;
+      try {
+        const last = await appendStream(this.target.db, this.target.runId, this.target.fence, {
+          stepId,
+          attempt: buffer.attempt,
+          dataJson: batch,
+        });
+        if (last === null) {
+          buffer.failure = new StepLeaseLostError(`step "${stepId}": the run's stream refused a write (lease lost)`);
+          this.target.onLost("the fence refused a stream append");
+        }
+      } catch (error) {
+        buffer.failure = error as Error;
+        this.target.log(`[${this.target.runId}] stream append of step "${stepId}" failed: ${String(error)}`);
+      }
+      if (buffer.failure) throw buffer.failure;
+    });
+    return buffer.sending;
+  }
+}
