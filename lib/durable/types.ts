@@ -193,6 +193,44 @@ export interface StepApi<TSignals extends SignalSchemas = SignalSchemas> {
   waitFor<T>(id: string, options: WaitForOptions<T>): Promise<Jsonified<T>>;
 }
 
+/** Token usage of an AI step, as the AI SDK reports it (fields it did not report are absent). */
+export interface AiUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  reasoningTokens?: number;
+  cachedInputTokens?: number;
+}
+
+/**
+ * What an AI text step (`ctx.step.ai.generateText`, `streamText`, each item of `map`) stores and
+ * answers, first time and on replay: what a replay needs, never the SDK's raw object.
+ */
+export interface AiTextResult {
+  text: string;
+  /** "stop", "length", "content-filter", "tool-calls", "error", "other" (the SDK's finish reason). */
+  finishReason: string;
+  usage: AiUsage;
+  /** The provider's response id and the model that answered, when it said. */
+  response: { id?: string; modelId?: string };
+  /** The model's reasoning text, when it gave one. */
+  reasoningText?: string;
+}
+
+/** What `ctx.step.ai.generateObject` stores and answers: the object, validated again on replay. */
+export interface AiObjectResult<T> extends Omit<AiTextResult, "text"> {
+  object: T;
+}
+
+/** What `ctx.step.ai.transcribe` stores and answers. */
+export interface AiTranscriptionResult {
+  text: string;
+  segments: { text: string; startSecond: number; endSecond: number }[];
+  language?: string;
+  durationInSeconds?: number;
+  response: { modelId?: string };
+}
+
 /** What a value becomes after a JSON round trip, roughly: Dates to strings, BigInt to strings. */
 export type Jsonified<T> = T extends Date
   ? string
