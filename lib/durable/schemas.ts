@@ -18,6 +18,17 @@ export const stepStatusSchema = z.object({
   completedAt: z.string().nullable(),
   externalKey: z.string().optional(),
   error: errorShape.nullable(),
+  /** An AI step's token usage and the model that answered, once it completed (README, "AI steps"). */
+  usage: z
+    .object({
+      inputTokens: z.number().optional(),
+      outputTokens: z.number().optional(),
+      totalTokens: z.number().optional(),
+      reasoningTokens: z.number().optional(),
+      cachedInputTokens: z.number().optional(),
+    })
+    .optional(),
+  modelId: z.string().optional(),
 });
 
 /** What `status()` and `GET /api/durable/runs/{id}` answer (README, "HTTP routes"). */

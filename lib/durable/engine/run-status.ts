@@ -1,5 +1,6 @@
 import type { RunStatus, RunSummary } from "../schemas";
 import type { RunRecord, StepRecord } from "../store";
+import type { AiUsage } from "../types";
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -45,6 +46,23 @@ export function toRunStatus(run: RunRecord, steps: StepRecord[], registered: boo
       completedAt: iso(step.completedAt),
       ...(step.externalKey ? { externalKey: step.externalKey } : {}),
       error: step.error ? { code: step.error.code, message: step.error.message } : null,
+      ...aiFacts(step),
     })),
   };
+}
+
+const USAGE_FIELDS = ["inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cachedInputTokens"] as const;
+
+/** A completed AI step's token usage and model, from its receipt: what a page shows about the call. */
+function aiFacts(step: StepRecord): { usage?: AiUsage; modelId?: string } {
+  if (step.kind !== "ai" || step.status !== "completed") return {};
+  const result = step.result as { usage?: Record<string, unknown>; response?: { modelId?: unknown } } | null;
+  if (!result || typeof result !== "object") return {};
+  const usage: AiUsage = {};
+  for (const field of USAGE_FIELDS) {
+    const value = result.usage?.[field];
+    if (typeof value === "number") usage[field] = value;
+  }
+  const modelId = result.response?.modelId;
+  return { usage, ...(typeof modelId === "string" ? { modelId } : {}) };
 }
