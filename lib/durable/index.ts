@@ -37,6 +37,16 @@ export type { RunStatus, RunSummary, TickReport } from "./schemas";
 export type { StreamChunk } from "./store";
 export { externalKeyFor } from "./steps/external-key";
 export type {
+  AiGenerateObjectOptions,
+  AiGenerateTextOptions,
+  AiMapOptions,
+  AiObjectResult,
+  AiSteps,
+  AiStreamTextOptions,
+  AiTextResult,
+  AiTranscribeOptions,
+  AiTranscriptionResult,
+  AiUsage,
   Jsonified,
   RetryBackoff,
   SignalSchemas,

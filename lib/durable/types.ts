@@ -1,6 +1,7 @@
 // The types every layer shares: a workflow, its context, the step API and its options. They live
 // here, apart from the code that implements them, so that no two files import each other
 // (docs/layout.md). This file imports only types from libraries.
+import type { experimental_transcribe, generateText, streamText } from "ai";
 import type { Transaction } from "kysely";
 import type { z } from "zod";
 
@@ -191,6 +192,8 @@ export interface StepApi<TSignals extends SignalSchemas = SignalSchemas> {
   waitForSignal<T>(name: SignalName<TSignals>, options?: WaitForSignalOptions<T>): Promise<T | null>;
   /** Polls until ready: one receipt for the final value, however many polls. */
   waitFor<T>(id: string, options: WaitForOptions<T>): Promise<Jsonified<T>>;
+  /** Calls to a model through the AI SDK (`ai`, loaded on first use), one receipt each. */
+  ai: AiSteps;
 }
 
 /** Token usage of an AI step, as the AI SDK reports it (fields it did not report are absent). */
@@ -229,6 +232,60 @@ export interface AiTranscriptionResult {
   language?: string;
   durationInSeconds?: number;
   response: { modelId?: string };
+}
+
+/** `Omit` over each member of a union (the SDK's `prompt` or `messages` stays an either-or). */
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** The AI SDK's own options of `generateText`, less `abortSignal`: the step passes its own. */
+export type AiGenerateTextOptions = OmitEach<Parameters<typeof generateText>[0], "abortSignal">;
+/** The AI SDK's own options of `streamText`, less `abortSignal`. */
+export type AiStreamTextOptions = OmitEach<Parameters<typeof streamText>[0], "abortSignal">;
+/** `generateText`'s options with a zod `schema` for the object instead of an `output` setting. */
+export type AiGenerateObjectOptions<TSchema extends z.ZodType> = OmitEach<
+  AiGenerateTextOptions,
+  "output" | "experimental_output"
+> & {
+  /** What the object must be; the stored object is checked against it again on every replay. */
+  schema: TSchema;
+  schemaName?: string;
+  schemaDescription?: string;
+};
+/** The AI SDK's own options of `experimental_transcribe`, less `abortSignal`. */
+export type AiTranscribeOptions = Omit<Parameters<typeof experimental_transcribe>[0], "abortSignal">;
+
+/** The step options of every item of `ctx.step.ai.map`, and how many items run at once. */
+export interface AiMapOptions extends StepOptions {
+  /** Items in flight at once (default 4). */
+  concurrency?: number;
+}
+
+/**
+ * `ctx.step.ai`: model calls as steps (retries, lease, timeout, heartbeat, onReclaim as for `run`).
+ * Each stores what a replay needs (never the SDK's raw object), and a replay answers it without
+ * calling the model. The step's `abortSignal` is passed to the SDK.
+ */
+export interface AiSteps {
+  generateText(id: string, options: AiGenerateTextOptions, stepOptions?: StepOptions): Promise<AiTextResult>;
+  /** The object is checked against `schema` when it is stored and again on every replay. */
+  generateObject<TSchema extends z.ZodType>(
+    id: string,
+    options: AiGenerateObjectOptions<TSchema>,
+    stepOptions?: StepOptions,
+  ): Promise<AiObjectResult<z.output<TSchema>>>;
+  /** Appends each text delta to the run's stream as it arrives (`ctx.stream(id)`); stores the final text. */
+  streamText(id: string, options: AiStreamTextOptions, stepOptions?: StepOptions): Promise<AiTextResult>;
+  /**
+   * One `generateText` step per item, id `<id>/<index>`, at most `concurrency` at once; the results in
+   * item order. A replay answers the items that have receipts and calls the model for the others.
+   */
+  map<TItem>(
+    id: string,
+    items: readonly TItem[],
+    options: (item: TItem, index: number) => AiGenerateTextOptions,
+    mapOptions?: AiMapOptions,
+  ): Promise<AiTextResult[]>;
+  transcribe(id: string, options: AiTranscribeOptions, stepOptions?: StepOptions): Promise<AiTranscriptionResult>;
 }
 
 /** What a value becomes after a JSON round trip, roughly: Dates to strings, BigInt to strings. */

@@ -253,7 +253,7 @@ describe("add-to-app", () => {
     // Pinned exactly (-E), so the app's package.json records these versions rather than caret ranges.
     const install = /npm install -E (@electric-sql\S+ .*)/.exec(first.output)?.[1]?.split(" ") ?? [];
     expect(install.sort()).toEqual(
-      ["@electric-sql/pglite", "@neondatabase/serverless", "@vercel/functions", "kysely", "pg", "ws", "zod"].map(
+      ["@electric-sql/pglite", "@neondatabase/serverless", "@vercel/functions", "ai", "kysely", "pg", "ws", "zod"].map(
         (p) => `${p}@${ours.dependencies[p]}`,
       ),
     );

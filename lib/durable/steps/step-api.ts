@@ -2,6 +2,7 @@ import type { Execution } from "../engine/execution";
 import { never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
 import type { StepApi } from "../types";
+import { createAiSteps } from "./ai-steps";
 import { createEffectSteps } from "./effect-steps";
 import { createValueStep } from "./value-step";
 import { createWaitSteps } from "./wait-steps";
@@ -27,5 +28,7 @@ export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi 
     sleepUntil: afterFlush(waits.sleepUntil),
     waitForSignal: afterFlush(waits.waitForSignal) as StepApi["waitForSignal"],
     waitFor: afterFlush(waits.waitFor) as StepApi["waitFor"],
+    // Each AI call is flushed-after as a step of its own (a map's items one by one).
+    ai: createAiSteps(exec, recorder, effects.execute, afterFlush),
   };
 }

@@ -1,0 +1,395 @@
+import { createHash } from "node:crypto";
+import type { TranscriptionModel } from "ai";
+
+/**
+ * A mock language model that speaks enough of the OpenAI-compatible HTTP API for
+ * `createOpenAICompatible({ baseURL, name })` of `@ai-sdk/openai-compatible`, so the AI steps can be
+ * run, replayed and killed against something real over HTTP, with no key and no network. It is a
+ * Web-standard handler: the Next route `app/api/mock-model/[...path]/route.ts` mounts it at
+ * `/api/mock-model/v1/...`, and `tests/helpers/mock-model-server.ts` serves it on a node:http port.
+ *
+ * Endpoints (the path is matched from its `/v1/` on, so any prefix works):
+ *   - `POST /v1/chat/completions`: plain or streamed (`stream: true`, server-sent `data:` chunks,
+ *     a usage chunk when `stream_options.include_usage`, then `data: [DONE]`). The answer is
+ *     `Echo: <the last user message>`, streamed one word per chunk. With `response_format`
+ *     `json_schema` the answer is an object valid for that schema, derived from the prompt (the
+ *     provider sends the schema when created with `supportsStructuredOutputs: true`); with
+ *     `json_object` (no schema) it is `{ "text": <the echo> }`. `max_tokens` cuts the answer to
+ *     that many words (finish reason `length`).
+ *   - `POST /v1/audio/transcriptions`: multipart (`file`, `model`), answered in the shape of
+ *     OpenAI's `verbose_json`; the "audio" is read as UTF-8 text, and that text is the transcript.
+ *     `@ai-sdk/openai-compatible` has no transcription model: `mockTranscriptionModel()` below is
+ *     the client for this endpoint.
+ *   - `GET /v1/models`, and `GET /v1/_stats`: `{ requests: { [path]: count }, total }`.
+ *
+ * How it misbehaves, chosen by words in the model name (joined by "-", in any order):
+ *   - `slow`: waits before every streamed chunk (50 ms, or the `x-mock-delay-ms` header, which alone
+ *     also makes a model slow); a plain answer waits that long per word before it is sent.
+ *   - `cut`: closes the connection halfway through the answer, without `[DONE]` (streamed), or
+ *     halfway through the JSON body (plain). `cut-once`: only the first request with this prompt is
+ *     cut (`reset()` forgets which prompts were).
+ *   - `reason`: the answer carries reasoning text (`reasoning_content`) and reasoning tokens.
+ * So `mock-slow`, `mock-cut`, `mock-slow-cut-once`, `mock-reason`; any other name answers at once.
+ *
+ * The response id counts requests (`mock-1`, `mock-2`, ...): a replay that called the model again
+ * would answer a new id.
+ */
+export interface MockModel {
+  handle(request: Request): Promise<Response>;
+  /** Requests received so far, by path from `/v1/` (`/v1/chat/completions`); `_stats` reads are not counted. */
+  requests(): Record<string, number>;
+  /** Forgets the counts and the prompts `cut-once` already cut. */
+  reset(): void;
+}
+
+type JsonSchema = Record<string, any>;
+type ChatMessage = { role: string; content?: unknown };
+
+const DEFAULT_DELAY_MS = 50;
+
+export function createMockModel(): MockModel {
+  let counts = new Map<string, number>();
+  let responses = 0;
+  let cutPrompts = new Set<string>();
+
+  async function handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const at = url.pathname.indexOf("/v1/");
+    const path = at === -1 ? url.pathname : url.pathname.slice(at);
+    if (request.method === "GET" && path === "/v1/_stats") {
+      return Response.json({ requests: Object.fromEntries(counts), total: sum(counts) });
+    }
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    try {
+      if (request.method === "GET" && path === "/v1/models") {
+        return Response.json({ object: "list", data: [{ id: "mock", object: "model", owned_by: "durable-next" }] });
+      }
+      if (request.method === "POST" && path === "/v1/chat/completions") return await chat(request);
+      if (request.method === "POST" && path === "/v1/audio/transcriptions") return await transcription(request);
+      return apiError(404, `no mock for ${request.method} ${path}`);
+    } catch (error) {
+      return apiError(400, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  async function chat(request: Request): Promise<Response> {
+    const body = (await request.json()) as Record<string, any>;
+    const model = String(body.model ?? "mock");
+    const flags = new Set(model.split("-"));
+    const messages: ChatMessage[] = Array.isArray(body.messages) ? body.messages : [];
+    const prompt = lastUserText(messages);
+    const headerDelay = Number(request.headers.get("x-mock-delay-ms") ?? Number.NaN);
+    const delayMs = Number.isFinite(headerDelay) ? headerDelay : flags.has("slow") ? DEFAULT_DELAY_MS : 0;
+    const cutKey = `${model}\u0000${prompt}`;
+    const cut = flags.has("cut") && (!flags.has("once") || !cutPrompts.has(cutKey));
+    if (cut) cutPrompts.add(cutKey);
+
+    const format = body.response_format as { type?: string; json_schema?: { schema?: JsonSchema } } | undefined;
+    let pieces: string[];
+    let finishReason = "stop";
+    if (format?.type === "json_schema" && format.json_schema?.schema) {
+      pieces = splitEvery(JSON.stringify(objectFor(format.json_schema.schema, prompt)), 16);
+    } else if (format?.type === "json_object") {
+      pieces = splitEvery(JSON.stringify({ text: echo(prompt).join("") }), 16);
+    } else {
+      pieces = echo(prompt);
+      const limit = typeof body.max_tokens === "number" ? body.max_tokens : null;
+      if (limit !== null && pieces.length > limit) {
+        pieces = pieces.slice(0, limit);
+        finishReason = "length";
+      }
+    }
+    const reasoning = flags.has("reason") ? `Thinking about: ${prompt}` : undefined;
+    const usage = {
+      prompt_tokens: messages.reduce((n, m) => n + words(textOf(m.content)).length, 0),
+      completion_tokens: pieces.length + (reasoning ? words(reasoning).length : 0),
+      total_tokens: 0,
+      ...(reasoning ? { completion_tokens_details: { reasoning_tokens: words(reasoning).length } } : {}),
+    };
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    const id = `mock-${++responses}`;
+    const created = Math.floor(Date.now() / 1000);
+    const signal = request.signal;
+
+    if (body.stream === true) {
+      const includeUsage = body.stream_options?.include_usage === true;
+      const base = { id, object: "chat.completion.chunk", created, model };
+      const events: unknown[] = [{ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }];
+      if (reasoning) events.push({ ...base, choices: [{ index: 0, delta: { reasoning_content: reasoning } }] });
+      for (const piece of pieces) events.push({ ...base, choices: [{ index: 0, delta: { content: piece } }] });
+      events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finishReason }] });
+      if (includeUsage) events.push({ ...base, choices: [], usage });
+      const cutAt = cut ? Math.max(1, Math.floor(events.length / 2)) : Number.POSITIVE_INFINITY;
+      const encoder = new TextEncoder();
+      let next = 0;
+      // Pulled one event at a time, so a cut errors the body only once what came before was read.
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            if (next >= cutAt) return controller.error(new Error("mock-model: the stream was cut halfway"));
+            if (next === events.length) {
+              controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+              return controller.close();
+            }
+            if (next > 0 && delayMs > 0) {
+              try {
+                await sleep(delayMs, signal);
+              } catch (error) {
+                return controller.error(error); // the client went away
+              }
+            }
+            controller.enqueue(encoder.encode(`data: ${JSON.stringify(events[next++])}\n\n`));
+          },
+        }),
+        { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } },
+      );
+    }
+
+    if (delayMs > 0) await sleep(delayMs * pieces.length, signal);
+    const message = {
+      role: "assistant",
+      content: pieces.join(""),
+      ...(reasoning ? { reasoning_content: reasoning } : {}),
+    };
+    const text = JSON.stringify({
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [{ index: 0, message, finish_reason: finishReason }],
+      usage,
+    });
+    if (!cut) return new Response(text, { headers: { "content-type": "application/json" } });
+    const half = new TextEncoder().encode(text.slice(0, Math.floor(text.length / 2)));
+    return new Response(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(half);
+        },
+        pull(controller) {
+          // Called once the first half was read: then the connection drops.
+          controller.error(new Error("mock-model: the answer was cut halfway"));
+        },
+      }),
+      { headers: { "content-type": "application/json" } },
+    );
+  }
+
+  async function transcription(request: Request): Promise<Response> {
+    const form = await request.formData();
+    const file = form.get("file");
+    if (!file || typeof file === "string") return apiError(400, "a multipart field `file` is required");
+    const said = words(new TextDecoder().decode(await file.arrayBuffer()));
+    const segments = said.map((text, i) => ({ id: i, text, start: i * 0.5, end: i * 0.5 + 0.5 }));
+    return Response.json({
+      task: "transcribe",
+      text: said.join(" "),
+      language: "english",
+      duration: said.length * 0.5,
+      segments,
+      model: String(form.get("model") ?? "mock-whisper"),
+    });
+  }
+
+  return {
+    handle,
+    requests: () => Object.fromEntries(counts),
+    reset() {
+      counts = new Map();
+      cutPrompts = new Set();
+    },
+  };
+}
+
+/** The one mock the app's route serves (`/api/mock-model/v1/...`). */
+export const mockModel: MockModel = createMockModel();
+
+/** Requests the app's mock has received, by path (`GET /api/mock-model/v1/_stats` answers the same). */
+export const mockModelRequests = (): Record<string, number> => mockModel.requests();
+
+/**
+ * A transcription model for `experimental_transcribe` that posts to the mock's
+ * `/v1/audio/transcriptions` (OpenAI's multipart API): `@ai-sdk/openai-compatible` has none.
+ * `baseURL` is the same one given to `createOpenAICompatible` (ending in `/v1`).
+ */
+export function mockTranscriptionModel(baseURL: string, modelId = "mock-whisper"): Exclude<TranscriptionModel, string> {
+  return {
+    specificationVersion: "v3",
+    provider: "mock-model.transcription",
+    modelId,
+    async doGenerate({ audio, mediaType, abortSignal, headers }) {
+      const bytes = typeof audio === "string" ? Buffer.from(audio, "base64") : audio;
+      const form = new FormData();
+      form.append("file", new Blob([new Uint8Array(bytes)], { type: mediaType }), "audio");
+      form.append("model", modelId);
+      form.append("response_format", "verbose_json");
+      const response = await fetch(`${baseURL.replace(/\/$/, "")}/audio/transcriptions`, {
+        method: "POST",
+        body: form,
+        signal: abortSignal,
+        headers: Object.fromEntries(Object.entries(headers ?? {}).filter(([, v]) => v !== undefined)) as Record<
+          string,
+          string
+        >,
+      });
+      if (!response.ok) throw new Error(`mock transcription: ${response.status} ${await response.text()}`);
+      const body = (await response.json()) as {
+        text: string;
+        language?: string;
+        duration?: number;
+        segments?: { text: string; start: number; end: number }[];
+      };
+      return {
+        text: body.text,
+        segments: (body.segments ?? []).map((s) => ({ text: s.text, startSecond: s.start, endSecond: s.end })),
+        language: body.language === "english" ? "en" : body.language,
+        durationInSeconds: body.duration,
+        warnings: [],
+        response: { timestamp: new Date(), modelId, headers: Object.fromEntries(response.headers), body },
+      };
+    },
+  };
+}
+
+function apiError(status: number, message: string): Response {
+  return Response.json({ error: { message, type: "invalid_request_error", code: null } }, { status });
+}
+
+const sum = (counts: Map<string, number>) => [...counts.values()].reduce((a, b) => a + b, 0);
+const words = (text: string) => text.split(/\s+/).filter((w) => w.length > 0);
+
+/** The answer, one word per piece, each but the last followed by its space. */
+function echo(prompt: string): string[] {
+  const all = ["Echo:", ...words(prompt)];
+  return all.map((w, i) => (i < all.length - 1 ? `${w} ` : w));
+}
+
+/** The text of a message's content: a string, or the text parts of a parts array. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (part && typeof part === "object" && typeof part.text === "string" ? part.text : ""))
+    .join(" ");
+}
+
+function lastUserText(messages: ChatMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "user") return textOf(messages[i]!.content);
+  }
+  return "";
+}
+
+function splitEvery(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out.length > 0 ? out : [""];
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** A number in [0, 1) from the seed and the path in the object: the same inputs, the same number. */
+function unit(seed: string, path: string): number {
+  return createHash("sha256").update(`${seed}\u0000${path}`).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/**
+ * A value valid for the JSON schema (the subset zod and the AI SDK emit: objects, arrays, strings
+ * with formats and lengths, numbers with bounds, enums, consts, anyOf, $ref), derived from the prompt.
+ */
+function objectFor(root: JsonSchema, prompt: string): unknown {
+  const snippet = words(prompt).slice(0, 6).join(" ") || "nothing";
+  const resolve = (schema: JsonSchema): JsonSchema => {
+    if (typeof schema.$ref !== "string") return schema;
+    const parts = schema.$ref.replace(/^#\//, "").split("/");
+    return resolve(parts.reduce((node: any, key: string) => node?.[key], root) ?? {});
+  };
+  const valueFor = (raw: JsonSchema, path: string, depth: number): unknown => {
+    const schema = resolve(raw);
+    if ("const" in schema) return schema.const;
+    if (Array.isArray(schema.enum) && schema.enum.length > 0) {
+      return schema.enum[Math.floor(unit(prompt, path) * schema.enum.length)];
+    }
+    const options = schema.anyOf ?? schema.oneOf;
+    if (Array.isArray(options) && options.length > 0) {
+      const usable = options.filter((o: JsonSchema) => resolve(o).type !== "null");
+      return valueFor(usable[0] ?? options[0], path, depth);
+    }
+    if (Array.isArray(schema.allOf) && schema.allOf.length > 0) return valueFor(schema.allOf[0], path, depth);
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    const type = types.find((t: unknown) => t !== "null") ?? (schema.properties ? "object" : types[0]);
+    switch (type) {
+      case "object": {
+        const out: Record<string, unknown> = {};
+        for (const [key, child] of Object.entries(schema.properties ?? {})) {
+          out[key] = valueFor(child as JsonSchema, `${path}.${key}`, depth + 1);
+        }
+        return out;
+      }
+      case "array": {
+        const min = typeof schema.minItems === "number" ? schema.minItems : 1;
+        const max = typeof schema.maxItems === "number" ? schema.maxItems : Math.max(min, 2);
+        const length = depth > 8 ? min : Math.min(max, Math.max(min, 2));
+        const items = Array.isArray(schema.prefixItems) ? schema.prefixItems : null;
+        return Array.from({ length: items ? items.length : length }, (_, i) =>
+          valueFor(items ? items[i] : (schema.items ?? {}), `${path}[${i}]`, depth + 1),
+        );
+      }
+      case "string":
+        return stringFor(schema, path);
+      case "integer":
+      case "number": {
+        const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 0);
+        const high =
+          schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : low + 100);
+        const value = low + unit(prompt, path) * Math.max(0, high - low);
+        return type === "integer" ? Math.min(Math.ceil(value), Math.floor(high)) : Math.round(value * 100) / 100;
+      }
+      case "boolean":
+        return unit(prompt, path) < 0.5;
+      case "null":
+        return null;
+      default:
+        return snippet;
+    }
+  };
+  const stringFor = (schema: JsonSchema, path: string): string => {
+    switch (schema.format) {
+      case "email":
+        return "someone@example.com";
+      case "date-time":
+        return "2026-01-01T00:00:00.000Z";
+      case "date":
+        return "2026-01-01";
+      case "time":
+        return "00:00:00";
+      case "uuid": {
+        const hex = createHash("sha256").update(`${prompt}\u0000${path}`).digest("hex");
+        const part = (from: number, to: number) => hex.slice(from, to);
+        return `${part(0, 8)}-${part(8, 12)}-4${part(13, 16)}-8${part(17, 20)}-${part(20, 32)}`;
+      }
+      case "uri":
+      case "url":
+        return "https://example.com/mock";
+    }
+    const key = path.split(/[.[]/).pop() || "value";
+    let text = `${key}: ${snippet}`;
+    if (typeof schema.maxLength === "number") text = text.slice(0, schema.maxLength);
+    if (typeof schema.minLength === "number") text = text.padEnd(schema.minLength, ".");
+    return text;
+  };
+  return valueFor(root, "$", 0);
+}

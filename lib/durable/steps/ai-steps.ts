@@ -1,0 +1,239 @@
+import type { FinishReason, GenerateTextResult, LanguageModelUsage, ToolSet } from "ai";
+import type { z } from "zod";
+import type { Execution } from "../engine/execution";
+import type { StepRecorder } from "../engine/step-recorder";
+import { InvalidInputError } from "../errors";
+import type {
+  AiGenerateObjectOptions,
+  AiGenerateTextOptions,
+  AiMapOptions,
+  AiObjectResult,
+  AiSteps,
+  AiTextResult,
+  AiTranscriptionResult,
+  AiUsage,
+  StepOptions,
+} from "../types";
+import type { Body } from "./effect-steps";
+
+/** `execute` of steps/effect-steps.ts: runs a body as a step of a kind, with the effect-step rules. */
+type Execute = (id: string, kind: "ai", body: Body, options?: StepOptions) => Promise<any>;
+/** Writes a held-back receipt before the step starts (steps/step-api.ts). */
+type AfterFlush = <A extends unknown[], R>(step: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
+
+const DEFAULT_CONCURRENCY = 4;
+
+/**
+ * The AI SDK, loaded the first time an AI step's body runs: a workflow that never calls a model
+ * never loads it, and a replay answered from receipts does not either (docs/decisions.md).
+ */
+const loadAi = () => import("ai");
+
+/** An AiTextResult from a partial one: what a mocked AI step records (lib/durable/testing.ts). */
+export function completeAiTextResult(partial: Partial<AiTextResult> = {}): AiTextResult {
+  return {
+    text: partial.text ?? "",
+    finishReason: partial.finishReason ?? "stop",
+    usage: partial.usage ?? {},
+    response: partial.response ?? {},
+    ...(partial.reasoningText !== undefined ? { reasoningText: partial.reasoningText } : {}),
+  };
+}
+
+/**
+ * `ctx.step.ai`: model calls as steps of kind `ai`, executed by the effect-step rules (retries,
+ * lease, timeout, heartbeat, reclaims). A receipt stores what a replay needs, never the SDK's object
+ * (docs/model.md, "Run streams", for what `streamText` appends).
+ */
+export function createAiSteps(exec: Execution, recorder: StepRecorder, execute: Execute, afterFlush: AfterFlush) {
+  function generateText(id: string, options: AiGenerateTextOptions, stepOptions?: StepOptions) {
+    return execute(
+      id,
+      "ai",
+      async (s) => {
+        const ai = await loadAi();
+        const result = await ai.generateText({ ...options, abortSignal: s.abortSignal } as Parameters<
+          typeof ai.generateText
+        >[0]);
+        return { json: recorder.json(textResult(result), id) };
+      },
+      stepOptions,
+    ) as Promise<AiTextResult>;
+  }
+
+  async function generateObject<TSchema extends z.ZodType>(
+    id: string,
+    options: AiGenerateObjectOptions<TSchema>,
+    stepOptions?: StepOptions,
+  ): Promise<AiObjectResult<z.output<TSchema>>> {
+    const { schema, schemaName, schemaDescription, ...call } = options;
+    const stored: AiObjectResult<unknown> = await execute(
+      id,
+      "ai",
+      async (s) => {
+        const ai = await loadAi();
+        const result = await ai.generateText({
+          ...call,
+          output: ai.Output.object({ schema, name: schemaName, description: schemaDescription }),
+          abortSignal: s.abortSignal,
+        } as Parameters<typeof ai.generateText>[0]);
+        const { text: _text, ...rest } = textResult(result);
+        return { json: recorder.json({ object: result.output, ...rest }, id) };
+      },
+      stepOptions,
+    );
+    // The object as stored (after its JSON round trip) is checked on the first execution and on
+    // every replay alike: a schema that changed since, or a value JSON changed, fails the same way.
+    const parsed = schema.safeParse(stored.object);
+    if (!parsed.success) {
+      throw new InvalidInputError(
+        `AI step "${id}": the stored object does not match the schema given to generateObject ` +
+          `(did the schema change since it was stored?): ${parsed.error.message}`,
+        { issues: parsed.error.issues },
+      );
+    }
+    return { ...stored, object: parsed.data };
+  }
+
+  function streamText(id: string, options: Parameters<AiSteps["streamText"]>[1], stepOptions?: StepOptions) {
+    return execute(
+      id,
+      "ai",
+      async (s) => {
+        const ai = await loadAi();
+        const out = exec.streams.writer(id);
+        const result = ai.streamText({
+          // The error is thrown below, into the step: the SDK need not log it too.
+          onError: () => {},
+          ...options,
+          abortSignal: s.abortSignal,
+        } as Parameters<typeof ai.streamText>[0]);
+        let text = "";
+        let reasoning = "";
+        let finishReason: FinishReason | undefined;
+        let usage: LanguageModelUsage | undefined;
+        let response: { id?: string; modelId?: string } = {};
+        for await (const part of result.fullStream) {
+          if (part.type === "text-delta") {
+            text += part.text;
+            if (part.text.length > 0) out.write(part.text);
+          } else if (part.type === "reasoning-delta") {
+            reasoning += part.text;
+          } else if (part.type === "finish-step") {
+            response = { id: part.response.id, modelId: part.response.modelId };
+          } else if (part.type === "finish") {
+            finishReason = part.finishReason;
+            usage = part.totalUsage;
+          } else if (part.type === "error") {
+            throw part.error;
+          } else if (part.type === "abort") {
+            throw s.abortSignal.reason ?? new Error(`AI step "${id}": the stream was aborted`);
+          }
+        }
+        if (finishReason === undefined) throw new Error(`AI step "${id}": the stream ended without finishing`);
+        // The stored text is what the stream carried, delta by delta: the run's stream of this
+        // attempt and the receipt agree.
+        const stored: AiTextResult = {
+          text,
+          finishReason,
+          usage: usageOf(usage),
+          response: compact(response),
+          ...(reasoning.length > 0 ? { reasoningText: reasoning } : {}),
+        };
+        return { json: recorder.json(stored, id) };
+      },
+      stepOptions,
+    ) as Promise<AiTextResult>;
+  }
+
+  function transcribe(id: string, options: Parameters<AiSteps["transcribe"]>[1], stepOptions?: StepOptions) {
+    return execute(
+      id,
+      "ai",
+      async (s) => {
+        const ai = await loadAi();
+        const result = await ai.experimental_transcribe({ ...options, abortSignal: s.abortSignal });
+        const stored: AiTranscriptionResult = {
+          text: result.text,
+          segments: result.segments.map((seg) => ({
+            text: seg.text,
+            startSecond: seg.startSecond,
+            endSecond: seg.endSecond,
+          })),
+          ...(result.language !== undefined ? { language: result.language } : {}),
+          ...(result.durationInSeconds !== undefined ? { durationInSeconds: result.durationInSeconds } : {}),
+          response: compact({ modelId: result.responses.at(-1)?.modelId }),
+        };
+        return { json: recorder.json(stored, id) };
+      },
+      stepOptions,
+    ) as Promise<AiTranscriptionResult>;
+  }
+
+  const steps = {
+    generateText: afterFlush(generateText),
+    generateObject: afterFlush(generateObject) as AiSteps["generateObject"],
+    streamText: afterFlush(streamText),
+    transcribe: afterFlush(transcribe),
+  };
+
+  async function map<TItem>(
+    id: string,
+    items: readonly TItem[],
+    options: (item: TItem, index: number) => AiGenerateTextOptions,
+    mapOptions: AiMapOptions = {},
+  ): Promise<AiTextResult[]> {
+    const { concurrency = DEFAULT_CONCURRENCY, ...stepOptions } = mapOptions;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new InvalidInputError(`AI step "${id}": map's concurrency must be a whole number of at least 1`);
+    }
+    const results: AiTextResult[] = new Array(items.length);
+    let next = 0;
+    let failed = false;
+    // Items are taken in index order, each reaching its step as it is taken: item i is step `id/i`
+    // at the same position on every replay.
+    const worker = async () => {
+      while (!failed && next < items.length) {
+        const index = next++;
+        try {
+          results[index] = await steps.generateText(`${id}/${index}`, options(items[index]!, index), stepOptions);
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+    return results;
+  }
+
+  return { ...steps, map } satisfies AiSteps;
+}
+
+/** What a text call stores: no raw object, only what a replay answers. */
+function textResult(result: GenerateTextResult<ToolSet, any>): AiTextResult {
+  return {
+    text: result.text,
+    finishReason: result.finishReason,
+    usage: usageOf(result.totalUsage),
+    response: compact({ id: result.response.id, modelId: result.response.modelId }),
+    ...(result.reasoningText ? { reasoningText: result.reasoningText } : {}),
+  };
+}
+
+/** The SDK's usage as stored: the fields it reported, across all of the call's steps. */
+function usageOf(usage: LanguageModelUsage | undefined): AiUsage {
+  if (!usage) return {};
+  return compact({
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    totalTokens: usage.totalTokens,
+    reasoningTokens: usage.outputTokenDetails?.reasoningTokens ?? usage.reasoningTokens,
+    cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens,
+  });
+}
+
+/** Drops the fields that are undefined, as the JSON of the receipt would. */
+function compact<T extends Record<string, unknown>>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as any;
+}
