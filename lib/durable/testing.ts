@@ -1,17 +1,46 @@
 // Entry point for tests of your workflows: a durable instance on in-memory PGlite, and calls that
 // drive a run as far as it can go now. No server, no cron, no clock of your own.
 import type { z } from "zod";
-import { connect } from "./drivers/connect";
+import { type AnyKysely, connect } from "./drivers/connect";
 import { createDurable, type Durable, type DurableOptions } from "./engine/create-durable";
-import { RunNotFoundError } from "./errors";
+import type { StepMock } from "./engine/execution";
+import { InvalidInputError, RunNotFoundError } from "./errors";
+import { storableName } from "./names";
 import type { RunStatus } from "./schemas";
-import type { AnyWorkflow, Duration } from "./types";
+import { completeAiTextResult } from "./steps/ai-steps";
+import type { AiObjectResult, AiTextResult, AnyWorkflow, Duration } from "./types";
 
-export interface TestDurableOptions extends Omit<DurableOptions, "db"> {
+export type { StepMock };
+
+/** What `mockAi` takes: the text (or the object, for generateObject); the rest is filled in. */
+export type AiMockResult =
+  | Partial<AiTextResult>
+  | (Partial<Omit<AiObjectResult<unknown>, "object">> & { object: unknown });
+
+export interface TestDurableOptions extends Omit<DurableOptions, "db" | "testing" | "mockStep"> {
   /** Database URL; default an in-memory PGlite of its own ("memory://"). */
   url?: string;
+  /** Runs once after the migration, on the instance's database: the app's own tables, say. */
+  setup?: (db: AnyKysely) => Promise<void>;
+  /**
+   * `ctx.step.sleep` and `sleepUntil` complete at once, recorded as completed sleeps (a replay
+   * answers them from the receipt). Only sleeps: a signal's timeout, a `waitFor` poll and a retry
+   * delay still take `advanceClock` (or their time, when short enough to wait in process).
+   */
+  skipSleeps?: boolean;
 }
 
+/** Which runs a mock applies to: every run (the default), or only `runId`. */
+export interface MockScope {
+  runId?: string;
+}
+
+/**
+ * A durable instance for tests. Every `Durable` method is here too: `signal({ runId, name,
+ * payload })` delivers into the run's mailbox and `drive(id)` then takes the run on from its wait;
+ * `cancel(id, reason?)` ends a run that is not finished; `status(id)`, `retry(id)` and `db` (the
+ * PGlite handle, for the app's own tables) work as on any instance.
+ */
 export interface TestDurable extends Durable {
   /** Starts a run (idempotent on `id`) and drives it until it is finished or waits for time or a signal. */
   run<W extends AnyWorkflow>(workflow: W, input: z.input<W["input"]>, options?: { id?: string }): Promise<RunStatus>;
@@ -19,6 +48,24 @@ export interface TestDurable extends Durable {
   drive(id: string): Promise<RunStatus>;
   /** Moves the database clock of this instance forward: sleeps, retry delays and deadlines come due. */
   advanceClock(duration: Duration): Promise<void>;
+  /**
+   * From now on, each attempt of the `run`, `tx` or AI step `stepId` does not run its body:
+   * `{ result }` is recorded as its result (after the JSON round trip, with a receipt as usual);
+   * `{ error }` (an Error, or a message) fails the attempt as if the body threw it, so retries and
+   * their delays apply and a `FatalStepError` fails at once; `{ timeout: true }` fails it with
+   * `StepTimeoutError`. A step that already has a receipt answers from it. A later mock of the same
+   * id and scope replaces this one; a mock scoped to a run wins over one for every run.
+   */
+  mockStep(stepId: string, mock: StepMock, scope?: MockScope): void;
+  /**
+   * `mockStep` for an AI step (`ctx.step.ai.*`; item i of `ai.map(id, ...)` is step `${id}/${i}`):
+   * `result` may be partial (`{ text }`, or `{ object }` for generateObject); the rest of the stored
+   * shape is filled (finishReason "stop", the usage and response given or none), so the workflow
+   * sees what a real call returns. generateObject still checks the object against its schema.
+   */
+  mockAi(stepId: string, result: AiMockResult, scope?: MockScope): void;
+  /** Removes every mock: the steps run their bodies again. */
+  clearMocks(): void;
 }
 
 // Each advance finishes the run, parks it, or gives it back because the budget ran out; a run
@@ -26,21 +73,39 @@ export interface TestDurable extends Durable {
 const MAX_ADVANCES = 1_000;
 
 /**
- * A durable instance for tests, migrated and ready.
+ * A durable instance for tests, on the real engine, migrated and ready.
  *
  * @example
- * const durable = await createTestDurable({ workflows: [approval] });
+ * const durable = await createTestDurable({ workflows: [approval], skipSleeps: true });
  * const waiting = await durable.run(approval, { docId: "d-1" });   // waiting for "decision"
  * await durable.signal({ runId: waiting.id, name: "decision", payload: { approved: true } });
+ * durable.mockStep("publish", { result: { url: "https://example.com/d-1" } });
  * expect(await durable.drive(waiting.id)).toMatchObject({ status: "completed" });
  * await durable.close();
  */
 export async function createTestDurable(options: TestDurableOptions): Promise<TestDurable> {
-  const { url = "memory://", ...durableOptions } = options;
+  const { url = "memory://", setup, ...durableOptions } = options;
   // A fixed secret for status tokens: tests need no DURABLE_SECRET and print no warning about it.
   const secrets = { durable: "durable-testing-secret", ...durableOptions.secrets };
-  const durable = createDurable({ ...durableOptions, secrets, db: await connect(url), testing: true });
-  await durable.migrate();
+  // Mocks for every run by step id, and mocks of one run by run id and step id.
+  const mocks = new Map<string, StepMock>();
+  const runMocks = new Map<string, StepMock>();
+  const runKey = (runId: string, stepId: string) => `${runId}\u0000${stepId}`;
+  const db = await connect(url);
+  const durable = createDurable({
+    ...durableOptions,
+    secrets,
+    db,
+    testing: true,
+    mockStep: (runId, stepId) => runMocks.get(runKey(runId, stepId)) ?? mocks.get(stepId),
+  });
+  try {
+    await durable.migrate();
+    await setup?.(db);
+  } catch (error) {
+    await durable.close().catch(() => {});
+    throw error;
+  }
 
   async function drive(id: string): Promise<RunStatus> {
     for (let i = 0; i < MAX_ADVANCES; i++) {
@@ -55,6 +120,20 @@ export async function createTestDurable(options: TestDurableOptions): Promise<Te
     return status;
   }
 
+  function mockStep(stepId: string, mock: StepMock, scope: MockScope = {}): void {
+    storableName(stepId, "a step id");
+    const kinds = ["result", "error", "timeout"].filter(
+      (key) => mock !== null && typeof mock === "object" && key in mock,
+    );
+    if (kinds.length !== 1 || ("timeout" in mock && mock.timeout !== true)) {
+      throw new InvalidInputError(
+        `mockStep("${stepId}"): give exactly one of { result }, { error } or { timeout: true }`,
+      );
+    }
+    if (scope.runId === undefined) mocks.set(stepId, mock);
+    else runMocks.set(runKey(storableName(scope.runId, "a run id"), stepId), mock);
+  }
+
   return {
     ...durable,
     async run(workflow, input, runOptions = {}) {
@@ -63,5 +142,21 @@ export async function createTestDurable(options: TestDurableOptions): Promise<Te
     },
     drive,
     advanceClock: durable.testing.advanceClock,
+    mockStep,
+    mockAi(stepId, result, scope) {
+      mockStep(stepId, { result: completeAiResult(result) }, scope);
+    },
+    clearMocks() {
+      mocks.clear();
+      runMocks.clear();
+    },
   };
+}
+
+/** A partial AI result made whole: what `ctx.step.ai` stores for a call that finished normally. */
+function completeAiResult(partial: AiMockResult): AiTextResult | AiObjectResult<unknown> {
+  if (!("object" in partial)) return completeAiTextResult(partial);
+  const { object, ...rest } = partial;
+  const { text: _text, ...filled } = completeAiTextResult(rest);
+  return { object, ...filled };
 }

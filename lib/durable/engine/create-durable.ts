@@ -26,7 +26,7 @@ import {
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalSchemas, SignalsOf } from "../types";
 import { type AdvanceOutcome, advanceClaimedRun } from "./advance";
 import { registerWorkflows } from "./define-workflow";
-import type { ExecutionSettings } from "./execution";
+import type { ExecutionSettings, StepMockLookup } from "./execution";
 import { failpoint } from "./failpoints";
 import { toRunStatus, toRunSummary } from "./run-status";
 import { validateSignal } from "./validate-signal";
@@ -56,6 +56,16 @@ export interface DurableOptions {
    * moves the clock of the whole database, so it is refused everywhere else.
    */
   testing?: boolean;
+  /**
+   * Testing only, with `testing: true`: `sleep` and `sleepUntil` complete at once (recorded as
+   * completed sleeps) instead of waiting. `createTestDurable({ skipSleeps: true })` sets it.
+   */
+  skipSleeps?: boolean;
+  /**
+   * Testing only, with `testing: true`: the mock of a `run`, `tx` or AI step, asked before each
+   * attempt; the harness's `mockStep` keeps them (lib/durable/testing.ts).
+   */
+  mockStep?: StepMockLookup;
   /** Where engine warnings go (console.warn). */
   log?: (message: string) => void;
 }
@@ -176,6 +186,13 @@ export function createDurable(options: DurableOptions): Durable {
   const marginMs = toMs(defaults.margin ?? "1s", "defaults.margin");
   const budgetMs = toMs(defaults.budget ?? "55s", "defaults.budget");
   const log = options.log ?? ((message: string) => console.warn(`[durable] ${message}`));
+  // Skipped sleeps and mocked steps change what a run does: only an instance made for tests may.
+  if ((options.skipSleeps || options.mockStep) && options.testing !== true) {
+    throw new InvalidInputError(
+      "skipSleeps and mockStep change what a run does; they work only on an instance made with " +
+        "createDurable({ testing: true }) (createTestDurable makes one)",
+    );
+  }
   const settings: ExecutionSettings = {
     db,
     leaseMs,
@@ -184,6 +201,8 @@ export function createDurable(options: DurableOptions): Durable {
     inProcessWaitMs: toMs(defaults.inProcessWait ?? "5s", "defaults.inProcessWait"),
     budgetMs,
     log,
+    skipSleeps: options.skipSleeps === true,
+    mockStep: options.mockStep,
   };
   // Under vitest NODE_ENV is "test"; anywhere else the clock moves only on an instance made for it.
   const testing = options.testing ?? process.env.NODE_ENV === "test";

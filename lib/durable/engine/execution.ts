@@ -29,7 +29,27 @@ export interface ExecutionSettings {
   /** Waits up to this long (sleep, poll interval, retry delay) happen in process when they fit. */
   inProcessWaitMs: number;
   log: (message: string) => void;
+  /**
+   * Testing only (an instance made with `testing: true`): `sleep` and `sleepUntil` complete at once,
+   * recorded as completed sleeps, instead of waiting or parking the run. Other waits are unchanged.
+   */
+  skipSleeps?: boolean;
+  /**
+   * Testing only: the mock of a `run`, `tx` or AI step, consulted before each attempt where the body
+   * would run; undefined runs the body (lib/durable/testing.ts, `mockStep`).
+   */
+  mockStep?: StepMockLookup;
 }
+
+/**
+ * What a mocked step attempt does instead of running its body: record `result` (after the same JSON
+ * round trip as a real result), fail as if the body threw `error` (a string is an Error's message),
+ * or fail with `StepTimeoutError` as the step's `timeout` would. Retries apply as configured.
+ */
+export type StepMock = { result: unknown } | { error: Error | string } | { timeout: true };
+
+/** Finds the mock of a step of a run, if any. */
+export type StepMockLookup = (runId: string, stepId: string) => StepMock | undefined;
 
 /** A promise that never settles: what a step returns once its run is suspended (docs/rules.md, rule 11b). */
 export const never = <T>(): Promise<T> => new Promise<T>(() => {});

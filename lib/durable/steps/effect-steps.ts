@@ -10,7 +10,7 @@ import {
   StepNotReplaySafeError,
   StepTimeoutError,
 } from "../errors";
-import { type Execution, never } from "../engine/execution";
+import { type Execution, never, type StepMock } from "../engine/execution";
 import { failpoint } from "../engine/failpoints";
 import type { StepRecorder } from "../engine/step-recorder";
 import { heartbeatRun, insertEvent, type RecordResult, type StepRecord } from "../store";
@@ -138,7 +138,9 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
     // wait for it, so streams are for `run` and AI steps.
     if (kind !== "tx") exec.streams.begin(id, attempt);
     try {
-      const { json, receipt } = await body(info, seq);
+      // A mocked step (testing only) does not run its body; its outcome goes the body's way from here.
+      const mock = settings.mockStep?.(exec.runId, id);
+      const { json, receipt } = mock ? mockedBody(id, mock, timeoutMs) : await body(info, seq);
       // The attempt's chunks are stored before its receipt: a reader never sees a step done
       // before its stream.
       await exec.streams.end(id);
@@ -218,6 +220,17 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
     } catch (error) {
       settings.log(`[${exec.runId}] could not note ${event.kind} of tx step "${id}": ${String(error)}`);
     }
+  }
+
+  /**
+   * A mocked attempt (lib/durable/testing.ts, `mockStep`): the result's JSON, as a body's would be
+   * recorded (a mocked `tx` step too: no transaction, its receipt written as a `run` step's), or the
+   * error the body would have thrown, so retries, their delays and fatal errors apply as usual.
+   */
+  function mockedBody(id: string, mock: StepMock, timeoutMs: number | null): BodyResult {
+    if ("result" in mock) return { json: recorder.json(mock.result, id) };
+    if ("error" in mock) throw typeof mock.error === "string" ? new Error(mock.error) : mock.error;
+    throw new StepTimeoutError(`step "${id}" timed out after ${timeoutMs ?? 0} ms (mocked)`);
   }
 
   function fromRecorded(recorded: StepRecord): AttemptOutcome {
