@@ -2,7 +2,8 @@
 // Only types come from the engine: this file is bundled for the browser, which must not get zod,
 // Kysely or node:crypto.
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { RunStatus } from "./schemas";
+import type { RunStatus, RunStatusValue } from "./schemas";
+import type { StreamChunk } from "./store";
 
 /**
  * Polls a run's status route (`GET /api/durable/runs/{id}` with the run's status token) while the
@@ -242,4 +243,354 @@ export function useDurableRun(id: string, options: RunPollOptions): RunPollState
 
   const refresh = useCallback(() => poller.current?.refresh(), []);
   return { ...state, refresh };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run streams (docs/model.md, "Run streams"; docs/decisions.md, "Run streams over SSE, read by fetch")
+
+/** One chunk of a run's stream, as the stream route sends it. */
+export type RunStreamChunk = StreamChunk;
+
+/** One dispatched Server-Sent Event: its type ("message" when none was named), data and last event id. */
+export interface SseEvent {
+  type: string;
+  data: string;
+  id: string;
+}
+
+/**
+ * A Server-Sent Events parser (the event-stream format of the HTML standard) fed with bytes as
+ * they arrive: a line, a CRLF or a multi-byte character may be split across any two pushes.
+ * An event is dispatched only at the blank line that ends it, so a response cut in mid-event
+ * yields nothing of that event (and its id does not count as seen).
+ */
+export class SseParser {
+  private readonly decoder = new TextDecoder();
+  private buffer = "";
+  private type = "";
+  private data: string[] = [];
+  private idBuffer = "";
+  /** The id of the last dispatched event (the spec's "last event ID string"). */
+  lastEventId = "";
+
+  push(bytes: Uint8Array | string): SseEvent[] {
+    this.buffer += typeof bytes === "string" ? bytes : this.decoder.decode(bytes, { stream: true });
+    const events: SseEvent[] = [];
+    let start = 0;
+    for (let i = 0; i < this.buffer.length; i++) {
+      const c = this.buffer[i];
+      if (c !== "\n" && c !== "\r") continue;
+      // A CR at the very end may be the first half of a CRLF: wait for the next push.
+      if (c === "\r" && i === this.buffer.length - 1) break;
+      this.line(this.buffer.slice(start, i), events);
+      if (c === "\r" && this.buffer[i + 1] === "\n") i++;
+      start = i + 1;
+    }
+    this.buffer = this.buffer.slice(start);
+    return events;
+  }
+
+  private line(line: string, events: SseEvent[]) {
+    if (line === "") return this.dispatch(events);
+    if (line.startsWith(":")) return; // a comment (": ping")
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "event") this.type = value;
+    else if (field === "data") this.data.push(value);
+    else if (field === "id" && !value.includes("\u0000")) this.idBuffer = value;
+  }
+
+  private dispatch(events: SseEvent[]) {
+    this.lastEventId = this.idBuffer;
+    if (this.data.length > 0)
+      events.push({ type: this.type || "message", data: this.data.join("\n"), id: this.idBuffer });
+    this.type = "";
+    this.data = [];
+  }
+}
+
+export interface RunStreamOptions {
+  /** The run's status token (`durable.statusToken(id)` on the server). Never the admin secret. */
+  token: string;
+  /** Where the durable routes are mounted ("/api/durable"; an absolute URL for another origin). */
+  baseUrl?: string;
+  /** The last seq the reader already has: only the chunks after it come (0, all of them). */
+  from?: number;
+  /** The first wait before reconnecting after a failure (1000 ms); it doubles up to `maxDelayMs` (5000). */
+  minDelayMs?: number;
+  maxDelayMs?: number;
+  fetch?: typeof fetch;
+}
+
+export interface RunStreamState {
+  /** The chunks kept so far, in seq order: without broken ones and without earlier attempts of a step. */
+  chunks: RunStreamChunk[];
+  /** The string `data` of the kept chunks, step after step (in the order each step first streamed). */
+  text: string;
+  /** One step's text: the string `data` of its kept chunks, in order ("" when none). */
+  textOf: (stepId: string) => string;
+  /** The run's status from the `end` event; null until then. */
+  status: RunStatusValue | null;
+  /** True once the `end` event came: the run is terminal and every chunk was read. */
+  done: boolean;
+  /** The last connection's failure; cleared by the next answer. The chunks read so far are kept. */
+  error: RunStreamError | null;
+}
+
+/** A failed stream connection: `status` is the HTTP status (0 when the request or the body failed). */
+export class RunStreamError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "RunStreamError";
+  }
+}
+
+const emptyStreamState = (): RunStreamState => ({
+  chunks: [],
+  text: "",
+  textOf: () => "",
+  status: null,
+  done: false,
+  error: null,
+});
+
+/**
+ * The stream reader, without React: the hook below wraps it; tests drive it with a fake fetch and
+ * fake timers. It fetches the stream route (fetch, not EventSource, which cannot send the bearer),
+ * and after a drop reconnects with `Last-Event-ID`: at once when the server ended the response
+ * cleanly after a healthy connection (its budget cut), else after 1 s, doubling to 5 s while drops
+ * repeat. A connection is healthy when it lasted `minDelayMs` or brought a chunk. It stops for
+ * good at the `end` event, or on a 4xx other than 408 and 429 (an unknown run and a wrong token
+ * are the same 404).
+ */
+export class RunStreamReader {
+  state: RunStreamState = emptyStreamState();
+  private readonly minDelay: number;
+  private readonly maxDelay: number;
+  private delay: number;
+  private lastSeq: number;
+  private kept: RunStreamChunk[] = [];
+  private readonly texts = new Map<string, string>();
+  private readonly attempts = new Map<string, number>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private inFlight: AbortController | null = null;
+  private stopped = true;
+  private connections = 0;
+
+  constructor(
+    readonly id: string,
+    private readonly options: RunStreamOptions,
+    private readonly onChange: (state: RunStreamState) => void = () => {},
+  ) {
+    this.minDelay = options.minDelayMs ?? 1000;
+    this.maxDelay = options.maxDelayMs ?? 5000;
+    this.delay = this.minDelay;
+    this.lastSeq = options.from ?? 0;
+  }
+
+  /** Connects now. */
+  start(): void {
+    if (this.state.done) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Stops for good: the connection is dropped and nothing more is read. */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.inFlight?.abort();
+    this.inFlight = null;
+  }
+
+  private schedule(ms: number) {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.connect();
+    }, ms);
+  }
+
+  private update(patch: Partial<RunStreamState>) {
+    this.state = { ...this.state, ...patch };
+    this.onChange(this.state);
+  }
+
+  /** `?from=` on the first connection; the reconnects say where they are with Last-Event-ID. */
+  private url(first: boolean): string {
+    const base = (this.options.baseUrl ?? "/api/durable").replace(/\/+$/, "");
+    const from = first ? this.options.from : undefined;
+    return `${base}/runs/${encodeURIComponent(this.id)}/stream${from ? `?from=${from}` : ""}`;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const controller = new AbortController();
+    this.inFlight = controller;
+    const doFetch = this.options.fetch ?? globalThis.fetch;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.token}`,
+      accept: "text/event-stream",
+    };
+    const first = this.connections++ === 0;
+    // The last seq read: the server sends only what comes after it.
+    if (!first && this.lastSeq > 0) headers["last-event-id"] = String(this.lastSeq);
+    const openedAt = Date.now();
+    let chunksBefore = -1;
+    try {
+      const response = await doFetch(this.url(first), { headers, cache: "no-store", signal: controller.signal });
+      if (!response.ok || !response.body) {
+        const body = await response.json().catch(() => null);
+        if (controller.signal.aborted) return;
+        this.update({
+          error: new RunStreamError(
+            response.status,
+            body?.error?.code ?? "http_error",
+            body?.error?.message ?? `stream route answered ${response.status}`,
+          ),
+        });
+        const status = response.status;
+        // A 4xx will not fix itself (unknown run, wrong token, bad from); a 5xx or 429 may.
+        if (status >= 400 && status < 500 && status !== 408 && status !== 429) return this.stop();
+        return this.schedule(this.backOff());
+      }
+      if (this.state.error) this.update({ error: null });
+      chunksBefore = this.lastSeq;
+      const reader = response.body.getReader();
+      const parser = new SseParser();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (controller.signal.aborted) return;
+        if (done) break;
+        this.apply(parser.push(value));
+        if (this.state.done) {
+          reader.cancel().catch(() => {});
+          return this.stop();
+        }
+      }
+      // The server cut the response without `end` (its budget): resume from the last seq.
+      if (this.healthy(openedAt, chunksBefore)) {
+        this.delay = this.minDelay;
+        return this.schedule(0);
+      }
+      this.schedule(this.backOff());
+    } catch (e) {
+      if (controller.signal.aborted) return;
+      this.update({ error: new RunStreamError(0, "network_error", (e as Error)?.message ?? String(e)) });
+      if (chunksBefore >= 0 && this.healthy(openedAt, chunksBefore)) this.delay = this.minDelay;
+      this.schedule(this.backOff());
+    } finally {
+      if (this.inFlight === controller) this.inFlight = null;
+    }
+  }
+
+  private healthy(openedAt: number, seqBefore: number): boolean {
+    return this.lastSeq > seqBefore || Date.now() - openedAt >= this.minDelay;
+  }
+
+  /** The wait before the next reconnect after a failure; the one after it doubles, up to the cap. */
+  private backOff(): number {
+    const wait = this.delay;
+    this.delay = Math.min(this.maxDelay, this.delay * 2);
+    return wait;
+  }
+
+  private apply(events: SseEvent[]) {
+    let changed = false;
+    let ended: RunStatusValue | null = null;
+    for (const event of events) {
+      if (event.type === "end") {
+        ended = (parseJson(event.data) as { status?: RunStatusValue } | null)?.status ?? null;
+        changed = true;
+        break;
+      }
+      if (event.type !== "chunk") continue;
+      const chunk = parseJson(event.data) as RunStreamChunk | null;
+      // Never the same seq twice, whatever a reconnect sends.
+      if (!chunk || typeof chunk.seq !== "number" || chunk.seq <= this.lastSeq) continue;
+      this.lastSeq = chunk.seq;
+      if (this.keep(chunk)) changed = true;
+    }
+    if (!changed) return;
+    const texts = new Map(this.texts);
+    this.update({
+      chunks: this.kept.slice(),
+      text: [...texts.values()].join(""),
+      textOf: (stepId) => texts.get(stepId) ?? "",
+      ...(ended === null ? {} : { status: ended, done: true, error: null }),
+    });
+  }
+
+  /** Keeps a chunk unless it is broken or of an earlier attempt; a later attempt drops the step's earlier ones. */
+  private keep(chunk: RunStreamChunk): boolean {
+    const top = this.attempts.get(chunk.stepId) ?? 0;
+    if (chunk.attempt < top) return false;
+    let changed = false;
+    if (chunk.attempt > top) {
+      this.attempts.set(chunk.stepId, chunk.attempt);
+      if (this.texts.has(chunk.stepId)) {
+        // The earlier attempt did not complete: its chunks are broken now (docs/model.md, "Run streams").
+        this.kept = this.kept.filter((c) => c.stepId !== chunk.stepId);
+        this.texts.set(chunk.stepId, "");
+        changed = true;
+      }
+    }
+    if (chunk.broken) return changed;
+    this.kept.push(chunk);
+    const text = typeof chunk.data === "string" ? chunk.data : "";
+    this.texts.set(chunk.stepId, (this.texts.get(chunk.stepId) ?? "") + text);
+    return true;
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A run's stream, live, for a client component: the chunks kept so far and their text, until the
+ * run is terminal. Broken chunks are dropped, and so are a step's earlier attempts once a later
+ * attempt streams. A step that fails on its last attempt keeps its chunks here (they are marked
+ * broken only on a later read): `status` says the run failed.
+ *
+ * @example
+ * "use client";
+ * import { useDurableStream } from "@/lib/durable/react";
+ *
+ * export function Answer({ id, token }: { id: string; token: string }) {
+ *   const { text, done, error } = useDurableStream(id, { token });
+ *   return <p>{text}{done ? "" : "▍"}{error ? ` (${error.message}, reconnecting)` : ""}</p>;
+ * }
+ */
+export function useDurableStream(id: string, options: RunStreamOptions): RunStreamState {
+  const [state, setState] = useState<RunStreamState>(emptyStreamState);
+  const latest = useRef(options);
+  latest.current = options;
+  const { token, baseUrl, from, minDelayMs, maxDelayMs } = options;
+
+  useEffect(() => {
+    const reader = new RunStreamReader(
+      id,
+      { ...latest.current, token, baseUrl, from, minDelayMs, maxDelayMs },
+      setState,
+    );
+    setState(reader.state);
+    reader.start();
+    return () => reader.stop();
+  }, [id, token, baseUrl, from, minDelayMs, maxDelayMs]);
+
+  return state;
 }

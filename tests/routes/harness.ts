@@ -6,6 +6,7 @@ import { z } from "zod";
 import { connect, createDurable, defineWorkflow, FatalStepError, type Durable } from "@/lib/durable";
 import { createDurableRoutes, type DurableRoutes, type DurableRoutesOptions } from "@/lib/durable/next";
 import { signWebhook } from "@/lib/durable/http/webhook";
+import type { AnyWorkflow } from "@/lib/durable/types";
 
 export const SIGNAL_KEY = Buffer.from("route-tests-signal-key-0123456789");
 export const OLD_SIGNAL_KEY = Buffer.from("route-tests-old-signal-key-98765");
@@ -54,16 +55,28 @@ export interface RouteFixture {
   routesWith(options: DurableRoutesOptions): DurableRoutes;
 }
 
-export async function createFixture(options: DurableRoutesOptions = {}): Promise<RouteFixture> {
+/** `extraWorkflows`: what a suite registers besides greet, approval and flaky. */
+export async function createFixture(
+  options: DurableRoutesOptions = {},
+  extraWorkflows: AnyWorkflow[] = [],
+): Promise<RouteFixture> {
   const db = await connect("memory://");
-  const durable = createDurable({ db, workflows: [greet, approval, flaky], secrets: SECRETS, log: () => {} });
+  const workflows = [greet, approval, flaky, ...extraWorkflows];
+  const durable = createDurable({ db, workflows, secrets: SECRETS, log: () => {} });
   await durable.migrate();
   const routesWith = (more: DurableRoutesOptions) =>
     createDurableRoutes(async () => durable, { secrets: SECRETS, log: () => {}, ...options, ...more });
   return { durable, db, routes: routesWith({}), routesWith };
 }
 
-const TABLES = ["durable_runs", "durable_steps", "durable_signals", "durable_events", "durable_clock"];
+const TABLES = [
+  "durable_runs",
+  "durable_steps",
+  "durable_signals",
+  "durable_events",
+  "durable_clock",
+  "durable_stream_chunks",
+];
 
 /** Row count and md5 of every durable table's rows (as text, in a stable order). */
 export async function fingerprint(db: Kysely<any>): Promise<Record<string, string>> {

@@ -7,6 +7,7 @@ import { runStatusValues } from "../schemas";
 import { matchesAnySecret, secretsEqual } from "./constant-time";
 import { errorBody, httpStatusOf } from "./error-response";
 import { resolveSecret, type SecretName } from "./secrets";
+import { runEventStream, SSE_HEADERS } from "./sse";
 import { parseWebhookSecrets, verifyWebhook } from "./webhook";
 
 /**
@@ -48,6 +49,11 @@ export interface DurableRoutesOptions {
   /** Our clock in seconds, for webhook timestamps (tests). */
   nowSeconds?: () => number;
   log?: (message: string) => void;
+  /**
+   * The stream route: reads every `pollMs` (100) while nothing is new, at most `batch` chunks a
+   * read (200), and a `: ping` comment after `pingMs` (15000) with nothing sent.
+   */
+  stream?: { pollMs?: number; pingMs?: number; batch?: number };
 }
 
 type RunContext = { params: Promise<{ id: string }> };
@@ -68,6 +74,12 @@ export interface DurableRoutes {
   cancel: Methods<RunHandler>;
   /** POST (admin) → 200 RunStatus; the run is advanced after the answer. */
   retry: Methods<RunHandler>;
+  /**
+   * GET: the run's stream as Server-Sent Events, bearer status token or admin; unknown and
+   * unauthorised → the same 404. From `Last-Event-ID` or `?from=` (the last seq the reader has);
+   * `end` once the run is terminal; cut without `end` before the budget runs out.
+   */
+  stream: Methods<RunHandler>;
   /** Resolves once every post-response advance started so far has settled (tests, scripts). */
   idle(): Promise<void>;
 }
@@ -141,6 +153,24 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
+/**
+ * Where a stream read resumes: the last seq the reader has, from `Last-Event-ID` (what a
+ * reconnecting reader sends; it wins over the query) or `?from=`, else 0. A whole number or 400.
+ */
+function resumePoint(request: Request): number {
+  const header = request.headers.get("last-event-id");
+  const [value, what] =
+    header !== null && header !== ""
+      ? [header, "Last-Event-ID"]
+      : [new URL(request.url).searchParams.get("from"), "from"];
+  if (value === null) return 0;
+  const seq = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(seq)) {
+    throw new HttpRefusal(400, "invalid_resume_point", `${what} must be a whole number >= 0 (a seq)`);
+  }
+  return seq;
+}
+
 /** UTF-8 JSON, or 400. An empty body is `empty` (undefined: refused where a body is required). */
 function parseJson(raw: Uint8Array, empty?: unknown): unknown {
   if (raw.byteLength === 0 && empty !== undefined) return empty;
@@ -169,6 +199,9 @@ export function createDurableRoutes(
   const deadlineOf = options.getDeadline ?? vercelDeadline;
   const keepAlive = options.waitUntil ?? vercelWaitUntil;
   const inFlight = new Set<Promise<void>>();
+  const streamPollMs = options.stream?.pollMs ?? 100;
+  const streamPingMs = options.stream?.pingMs ?? 15_000;
+  const streamBatch = options.stream?.batch ?? 200;
 
   // Resolved per request: a missing secret in production throws MissingSecretError (→ 503).
   const secret = (name: SecretName) => resolveSecret(name, options.secrets?.[name], log);
@@ -361,6 +394,35 @@ export function createDurableRoutes(
         const status = await durable.retry(id);
         advanceAfterResponse(durable, id, startedAt); // a retried run is due at once
         return json(200, status);
+      }),
+    }),
+
+    stream: only<RunHandler>({
+      GET: guard(async (request, context: RunContext) => {
+        const startedAt = Date.now();
+        const id = await runId(context);
+        const durable = await getDurable();
+        const token = bearerOf(request);
+        // As the status route: unknown and unauthorised answer the same 404.
+        if (token === null || !matchesAnySecret(token, [secret("durable"), durable.statusToken(id)])) {
+          throw new RunNotFoundError(id);
+        }
+        const after = resumePoint(request);
+        const first = await durable.readStream(id, { after, limit: streamBatch });
+        if (!first) throw new RunNotFoundError(id);
+        const body = runEventStream({
+          read: (from) => durable.readStream(id, { after: from, limit: streamBatch }),
+          after,
+          first,
+          batch: streamBatch,
+          pollMs: streamPollMs,
+          pingMs: streamPingMs,
+          // The budget the other routes give the engine: the reader resumes in a fresh invocation.
+          stopAt: Date.now() + budgetMs(startedAt),
+          signal: request.signal,
+          log,
+        });
+        return new Response(body, { status: 200, headers: SSE_HEADERS });
       }),
     }),
 

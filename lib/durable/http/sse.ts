@@ -1,0 +1,145 @@
+import type { Durable } from "../engine/create-durable";
+import { terminalStatuses } from "../schemas";
+
+// A run's stream as Server-Sent Events (docs/model.md, "Run streams"; docs/decisions.md, "Run
+// streams over SSE, read by fetch"): the handler answers after its first read, then this stream
+// polls the table for the chunks after the last seq it sent.
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-store",
+  // nginx and the proxies that follow it buffer responses unless told not to.
+  "x-accel-buffering": "no",
+};
+
+type StreamRead = NonNullable<Awaited<ReturnType<Durable["readStream"]>>>;
+type Chunk = StreamRead["chunks"][number];
+
+const TERMINAL: ReadonlySet<string> = new Set(terminalStatuses);
+
+/** One `chunk` event; its id is the seq, which is what a reconnecting reader sends as `Last-Event-ID`. */
+export function chunkEvent(chunk: Chunk): string {
+  const { seq, stepId, attempt, data, broken } = chunk;
+  // JSON.stringify escapes CR and LF, so the data is one line.
+  return `id: ${seq}\nevent: chunk\ndata: ${JSON.stringify({ seq, stepId, attempt, data, broken })}\n\n`;
+}
+
+/** The last event of a stream: the run is terminal and every chunk was sent. */
+export function endEvent(status: string): string {
+  return `event: end\ndata: ${JSON.stringify({ status })}\n\n`;
+}
+
+export interface RunEventStreamOptions {
+  /** Reads the chunks after `after` (at most `batch`) and the run's status; null when the run is gone. */
+  read: (after: number) => Promise<StreamRead | null>;
+  /** The seq the reader already has (0: none). */
+  after: number;
+  /** The read the handler made before answering (so an unknown run is a 404, not an empty stream). */
+  first: StreamRead;
+  /** The most chunks a read answers: a full read is followed by the next one at once. */
+  batch: number;
+  /** Between two reads that found nothing. */
+  pollMs: number;
+  /** A comment line goes out when nothing else did for this long, so proxies keep the response open. */
+  pingMs: number;
+  /** `Date.now()` after which the response ends without an `end` event: the reader resumes from its last id. */
+  stopAt: number;
+  /** The request's signal: a client that went away stops the polling. */
+  signal?: AbortSignal;
+  log: (message: string) => void;
+}
+
+/**
+ * The body of `GET /api/durable/runs/{id}/stream`. Pull-driven: it reads the table only when the
+ * response has room for more, so a slow reader slows the polling instead of filling memory.
+ */
+export function runEventStream(options: RunEventStreamOptions): ReadableStream<Uint8Array> {
+  const { read, batch, pollMs, pingMs, stopAt, signal, log } = options;
+  const encoder = new TextEncoder();
+  let last = options.after;
+  let pending: StreamRead | null = options.first;
+  let lastSentAt = Date.now();
+  let stopped = false;
+  let wake: (() => void) | null = null;
+
+  const stop = () => {
+    stopped = true;
+    wake?.();
+  };
+  if (signal?.aborted) stopped = true;
+  else signal?.addEventListener("abort", stop, { once: true });
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      wake = done;
+    });
+
+  function finish(controller: ReadableStreamDefaultController<Uint8Array>, text = "") {
+    stopped = true;
+    signal?.removeEventListener("abort", stop);
+    try {
+      if (text) controller.enqueue(encoder.encode(text));
+      controller.close();
+    } catch {
+      // Already cancelled by the reader: nothing to close.
+    }
+  }
+
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      // Something at once, so the headers go out even when no chunk comes for a while.
+      controller.enqueue(encoder.encode(": open\n\n"));
+    },
+
+    async pull(controller) {
+      for (;;) {
+        // The budget is checked before each read (the handler's first read is always sent): past
+        // it the response ends without `end`, and the reader comes back with its Last-Event-ID.
+        if (stopped || (pending === null && Date.now() >= stopAt)) return finish(controller);
+        let answer: StreamRead | null;
+        try {
+          answer = pending ?? (await read(last));
+        } catch (e) {
+          log(`reading the stream of a run failed: ${(e as Error)?.stack ?? e}`);
+          return finish(controller); // the reader reconnects and resumes
+        }
+        pending = null;
+        if (stopped) return finish(controller);
+        if (answer === null) return finish(controller); // the run is gone: a reconnect answers 404
+
+        let text = "";
+        for (const chunk of answer.chunks) {
+          text += chunkEvent(chunk);
+          last = chunk.seq;
+        }
+        // Status and chunks come from one statement, so a terminal status with a short read means
+        // every chunk is out: only the owner appends, and a terminal run has none.
+        const complete = answer.chunks.length < batch;
+        if (complete && TERMINAL.has(answer.status)) return finish(controller, text + endEvent(answer.status));
+        if (text) {
+          controller.enqueue(encoder.encode(text));
+          lastSentAt = Date.now();
+          return; // the next pull reads again; at once after a full read
+        }
+        const now = Date.now();
+        if (now - lastSentAt >= pingMs) {
+          controller.enqueue(encoder.encode(": ping\n\n"));
+          lastSentAt = now;
+          return;
+        }
+        await sleep(Math.max(1, Math.min(pollMs, stopAt - now, pingMs - (now - lastSentAt))));
+      }
+    },
+
+    cancel() {
+      signal?.removeEventListener("abort", stop);
+      stop();
+    },
+  });
+}
