@@ -63,9 +63,11 @@ const poller = defineWorkflow({
     throwFirst: z.number().default(0),
     every: z.string(),
     timeout: z.string(),
+    factor: z.number().optional(),
   }),
   async run(ctx, input) {
     return ctx.step.waitFor("job", {
+      ...(input.factor === undefined ? {} : { pollBackoff: { factor: input.factor } }),
       poll: () => {
         hit(`${ctx.runId}:poll`);
         const n = hitsOf(`${ctx.runId}:poll`);
@@ -359,6 +361,18 @@ export function runWaitsContract(label: string, open: () => Promise<Kysely<any>>
       const restarted = await stepRow("p2", "job");
       expect(restarted).toMatchObject({ status: "waiting", polls: 1 });
       expect((restarted.deadline_at as Date).getTime()).toBeGreaterThan(deadline.getTime());
+    });
+
+    it("parks between polls whose backoff is a fraction of a millisecond", async () => {
+      // 6001 ms × 1.5 = 9001.5 ms: the wait is stored to the millisecond rather than refused.
+      await durable.start(poller, { readyAfter: 3, every: "6001ms", timeout: "1h", factor: 1.5 }, { id: "p3" });
+      expect(await tick()).toMatchObject({ waiting: 1 });
+      await durable.testing.advanceClock("6001ms");
+      expect(await tick()).toMatchObject({ waiting: 1 });
+      expect(await durable.status("p3")).toMatchObject({ status: "waiting", waitingFor: { kind: "poll" } });
+      await durable.testing.advanceClock("10s");
+      expect(await tick()).toMatchObject({ completed: 1 });
+      expect((await durable.status("p3"))!.output).toEqual({ n: 3, done: true });
     });
 
     it("honours RetryableStepError's retryAfter and shows the retry wait", async () => {

@@ -29,8 +29,15 @@ export async function suspendRun(
   waits: Wait[],
   waitingFor: WaitingFor,
 ): Promise<boolean> {
+  // Durations are stored in whole milliseconds (a backoff factor of 1.5 makes fractions), as
+  // step outcomes are (step-outcome.ts).
+  const waitRows = waits.map((wait) => ({
+    ...wait,
+    ...(typeof wait.wake_in_ms === "number" ? { wake_in_ms: Math.round(wait.wake_in_ms) } : {}),
+    ...(typeof wait.deadline_in_ms === "number" ? { deadline_in_ms: Math.round(wait.deadline_in_ms) } : {}),
+  }));
   const { rows } = await sql<{ ok: boolean }>`
-    select durable_suspend_run(${runId}, ${fence}::bigint, ${JSON.stringify(waits)}::jsonb,
+    select durable_suspend_run(${runId}, ${fence}::bigint, ${JSON.stringify(waitRows)}::jsonb,
                                ${JSON.stringify(waitingFor)}::jsonb) as ok`.execute(db);
   return rows[0]!.ok;
 }
