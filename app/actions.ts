@@ -90,6 +90,25 @@ export async function decide(_previous: ActionResult | null, form: FormData): Pr
   });
 }
 
+/** The person's answer to the research outline: the `outline` signal (`approved` is "true" or "false"). */
+export async function decideOutline(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
+  return attempt("sending the answer to the outline", async () => {
+    const id = runIdOf(form);
+    const approved = form.get("approved") === "true";
+    const durable = await getDurable();
+    const result = await durable.signal({
+      runId: id,
+      name: "outline",
+      payload: { approved, by: "dashboard" },
+      // One answer per run from the dashboard: a second click is a repeat, not a second delivery.
+      id: "dashboard-outline",
+    });
+    await advanceSoon(id);
+    if (!result.signalled) return "An answer to the outline had already been delivered; this one changed nothing.";
+    return approved ? "Approved. The answer is being written now." : "Rejected: no answer is written.";
+  });
+}
+
 /** The mock payment provider settles the run's charge and sends `payment.settled` (twice, as providers do). */
 export async function settlePayment(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
   return attempt("settling the payment", async () => {

@@ -8,9 +8,10 @@ import { hello } from "./workflows/hello";
 import { outboxDelivery } from "./workflows/outbox-delivery";
 import { planApproval } from "./workflows/plan-approval";
 import { reportExport } from "./workflows/report-export";
+import { research } from "./workflows/research";
 
 /** The workflows this app runs: register a new one here and every route knows it. */
-export const workflows = [hello, approval, checkout, planApproval, outboxDelivery, reportExport];
+export const workflows = [hello, approval, checkout, planApproval, outboxDelivery, reportExport, research];
 
 /** The app's durable instance (one database handle per process; see createAppDurable). */
 export const getDurable = createAppDurable({

@@ -28,6 +28,18 @@ export function formatTimestamp(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
 
+/** "1,234,567": thousands separated by commas, whatever the locale. */
+export function formatCount(n: number): string {
+  return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+/** A model call's token usage as RunStatus reports it; the total is input + output when not reported. */
+export function tokensOf(usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number }) {
+  const input = usage.inputTokens ?? 0;
+  const output = usage.outputTokens ?? 0;
+  return { input, output, total: usage.totalTokens ?? input + output };
+}
+
 /** "12:03:04" (UTC) */
 export const formatClock = (iso: string) => iso.slice(11, 19);
 
@@ -38,4 +50,5 @@ export const STEP_KIND_LABELS: Record<string, string> = {
   sleep: "sleep",
   signal: "waits for a signal",
   poll: "polls until ready",
+  ai: "model call",
 };

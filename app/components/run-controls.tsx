@@ -1,7 +1,7 @@
 "use client";
 import type { ReactNode } from "react";
 import type { RunStatus } from "@/lib/durable";
-import { cancelRun, decide, retryRun, settlePayment } from "../actions";
+import { cancelRun, decide, decideOutline, retryRun, settlePayment } from "../actions";
 import { ActionForm } from "./action-form";
 import { formatRelative, formatTimestamp } from "./format";
 import { SubmitButton } from "./submit-button";
@@ -46,6 +46,17 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
         <ActionForm action={decide} runId={run.id} onDone={onChange}>
           <SubmitButton className="button button-primary" name="approved" value="true" pendingLabel="Approving…">
             Approve
+          </SubmitButton>
+          <SubmitButton name="approved" value="false" pendingLabel="Rejecting…">
+            Reject
+          </SubmitButton>
+        </ActionForm>
+      );
+    } else if (wait.name === "outline") {
+      controls = (
+        <ActionForm action={decideOutline} runId={run.id} onDone={onChange}>
+          <SubmitButton className="button button-primary" name="approved" value="true" pendingLabel="Approving…">
+            Approve outline
           </SubmitButton>
           <SubmitButton name="approved" value="false" pendingLabel="Rejecting…">
             Reject

@@ -1,5 +1,5 @@
 import type { RunStatus } from "@/lib/durable";
-import { formatDuration, STEP_KIND_LABELS } from "./format";
+import { formatCount, formatDuration, STEP_KIND_LABELS, tokensOf } from "./format";
 import { StatusBadge } from "./status-badge";
 
 type Step = RunStatus["steps"][number];
@@ -92,6 +92,11 @@ function TimelineStep({
                   ? "waited"
                   : "took"}{" "}
               {formatDuration(took)}
+            </span>
+          ) : null}
+          {step.kind === "ai" && step.usage ? (
+            <span className="timeline-usage" data-testid="step-usage">
+              {formatCount(tokensOf(step.usage).total)} tokens{step.modelId ? ` · ${step.modelId}` : ""}
             </span>
           ) : null}
         </div>

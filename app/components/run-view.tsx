@@ -1,11 +1,11 @@
 "use client";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, type ReactNode } from "react";
+import { createContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type { RunStatus } from "@/lib/durable";
 import { isTerminal, useDurableRun } from "@/lib/durable/react";
 import type { DemoInfo } from "../workflows/catalog";
-import { formatDuration, formatTimestamp } from "./format";
+import { formatCount, formatDuration, formatTimestamp, tokensOf } from "./format";
 import { JsonOutput } from "./json-output";
 import { LiveState } from "./live-state";
 import { RunActions, WaitingPanel } from "./run-controls";
@@ -27,6 +27,26 @@ function useNow(live: boolean): number | null {
   return now;
 }
 
+/**
+ * The run as the page's poller last read it, and a way to read it again now: for the panels a
+ * server component passes in (`live`), which are rendered inside this view.
+ */
+export const RunContext = createContext<{ run: RunStatus; refresh: () => void } | null>(null);
+
+/** The token usage of the run's completed model calls (steps of kind "ai"). */
+function usageOf(run: RunStatus) {
+  const sum = { input: 0, output: 0, total: 0, calls: 0 };
+  for (const step of run.steps) {
+    if (step.kind !== "ai" || !step.usage) continue;
+    const tokens = tokensOf(step.usage);
+    sum.input += tokens.input;
+    sum.output += tokens.output;
+    sum.total += tokens.total;
+    sum.calls += 1;
+  }
+  return sum;
+}
+
 export interface RunViewProps {
   initial: RunStatus;
   /** When the server read `initial` (ms since the epoch): the page's clock until the browser's takes over. */
@@ -37,10 +57,12 @@ export interface RunViewProps {
   demo: DemoInfo | null;
   /** Server-rendered panel of the demo's own state (orders, provider requests…). */
   details: ReactNode;
+  /** A panel across the page above the wait, for what the demo shows live (the research answer as it is written). */
+  live?: ReactNode;
 }
 
 /** The run page: a live timeline kept current by useDurableRun. */
-export function RunView({ initial, renderedAt, token, title, demo, details }: RunViewProps) {
+export function RunView({ initial, renderedAt, token, title, demo, details, live }: RunViewProps) {
   const router = useRouter();
   const { run: polled, error, refresh } = useDurableRun(initial.id, { token, initial });
   const run = polled ?? initial;
@@ -62,6 +84,9 @@ export function RunView({ initial, renderedAt, token, title, demo, details }: Ru
   // Before hydration (and without JavaScript) the clock is the server's, when it rendered the snapshot.
   const clock = now ?? renderedAt;
   const elapsed = (terminal ? Date.parse(run.updatedAt) : clock) - origin;
+  const models = run.steps.some((s) => s.kind === "ai");
+  const usage = usageOf(run);
+  const context = useMemo(() => ({ run, refresh }), [run, refresh]);
 
   return (
     <div className="run-page" data-run-status={run.status}>
@@ -79,7 +104,7 @@ export function RunView({ initial, renderedAt, token, title, demo, details }: Ru
         <StatusBadge status={run.status} large />
       </header>
 
-      <section className="stats">
+      <section className={models ? "stats stats-5" : "stats"}>
         <div className="stat">
           <span className="stat-label">Progress</span>
           <span className="stat-value" data-testid="progress">
@@ -101,6 +126,18 @@ export function RunView({ initial, renderedAt, token, title, demo, details }: Ru
           <span className="stat-value">{run.attempts}</span>
           <span className="stat-note">invocations that advanced it</span>
         </div>
+        {models ? (
+          <div className="stat">
+            <span className="stat-label">Tokens</span>
+            <span className="stat-value" data-testid="token-usage">
+              {formatCount(usage.total)}
+            </span>
+            <span className="stat-note">
+              {formatCount(usage.input)} in · {formatCount(usage.output)} out · {usage.calls} model call
+              {usage.calls === 1 ? "" : "s"}
+            </span>
+          </div>
+        ) : null}
         <div className="stat">
           <span className="stat-label">Updates</span>
           <LiveState terminal={terminal} clientRunning={now !== null} error={error?.message ?? null} />
@@ -126,6 +163,7 @@ export function RunView({ initial, renderedAt, token, title, demo, details }: Ru
         </section>
       ) : null}
 
+      <RunContext value={context}>{live}</RunContext>
       <WaitingPanel run={run} now={clock} onChange={refresh} />
 
       <div className="run-columns">

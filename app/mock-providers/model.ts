@@ -385,8 +385,13 @@ function objectFor(root: JsonSchema, prompt: string): unknown {
       case "url":
         return "https://example.com/mock";
     }
+    // An item of a list reads as a part of what the prompt ends with ("Part 2: … from the top?");
+    // any other string as its key and the prompt's first words.
+    const item = /\[(\d+)\]$/.exec(path);
     const key = path.split(/[.[]/).pop() || "value";
-    let text = `${key}: ${snippet}`;
+    let text = item
+      ? `Part ${Number(item[1]) + 1}: ${words(prompt).slice(-7).join(" ") || "nothing"}`
+      : `${key}: ${snippet}`;
     if (typeof schema.maxLength === "number") text = text.slice(0, schema.maxLength);
     if (typeof schema.minLength === "number") text = text.padEnd(schema.minLength, ".");
     return text;

@@ -67,6 +67,21 @@ export const demos: DemoInfo[] = [
     ],
     input: {},
   },
+  {
+    workflow: "research",
+    cta: "Start research",
+    title: "Research assistant",
+    summary:
+      "Plan sub-questions with generateObject, answer them with map, have a person approve the outline, " +
+      "then stream the answer with streamText as it is written.",
+    shows: [
+      "Every model call is a receipt: a crash never pays for the same call twice",
+      "The plan object is checked against its schema again on every replay",
+      "The answer streams to the page while it is written; a reader that reconnects misses nothing",
+      "Runs on the app's mock model at /api/mock-model unless AI_GATEWAY_API_KEY or OPENAI_API_KEY is set",
+    ],
+    input: { question: "Why do durable workflows replay their code from the top?" },
+  },
 ];
 
 /** Demo and sample workflows by name, for labels (the registry in app/durable.ts is the source of truth). */

@@ -14,25 +14,13 @@ import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusTokenFor } from "@/lib/durable/http/status-token";
+import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
 import { buildApp, REPO_ROOT, startNext, startNextDev, type NextServer } from "./helpers/next-server";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
   ? path.join(REPO_ROOT, "docs", "screenshots")
   : path.join(REPO_ROOT, "test-artifacts", "screenshots");
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-const WIDE = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 /** Listens to a page: its errors, and every request to the status route with the bearer it carried. */
 function watch(page: Page) {
@@ -103,6 +91,20 @@ function layoutProblems(page: Page): Promise<string[]> {
     }
     return found;
   });
+}
+
+/** Waits until a completed research run's page shows its whole answer, streamed: the one its output holds. */
+async function researchAnswerShown(page: Page) {
+  await page.waitForFunction(
+    () => {
+      const output = document.querySelector('[data-testid="output"]')?.textContent;
+      const answer = document.querySelector('[data-testid="answer"]');
+      if (!output || !answer?.querySelector("[data-seq]")) return false;
+      return answer.textContent === JSON.parse(output).answer;
+    },
+    undefined,
+    { timeout: 30_000 },
+  );
 }
 
 /** Asserts the layout at the page's current width, then saves a full-page screenshot (see SCREENSHOTS). */
@@ -243,6 +245,22 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
         expect(await phone.locator('[data-testid="output"]').innerText()).toContain("https://");
         expect(await layoutProblems(phone)).toEqual([]);
 
+        // A research run (on the app's mock model): its outline with the approval buttons, the answer
+        // while it is written, then the whole answer with the token usage.
+        const research = await startDemo(phone, server.url, "research");
+        const approveOutline = phone.getByRole("button", { name: "Approve outline" });
+        await approveOutline.waitFor({ timeout: 60_000 });
+        await phone.getByTestId("outline").waitFor();
+        expect(await layoutProblems(phone)).toEqual([]);
+        await approveOutline.click();
+        await phone.locator('[data-testid="answer"] [data-seq]').first().waitFor({ timeout: 30_000 });
+        expect(await layoutProblems(phone)).toEqual([]);
+        await phone.locator('.run-page[data-run-status="completed"]').waitFor({ timeout: 60_000 });
+        await researchAnswerShown(phone);
+        expect(await phone.locator(".research-writing").count()).toBe(0);
+        expect(await phone.getByTestId("token-usage").innerText()).toMatch(/^[1-9][\d,]*$/);
+        await checkAndShoot(phone, "run-research-390.png");
+
         // The approval the first test completed, then the list: runs are cards at this width.
         await phone.goto(`${server.url}/runs/${encodeURIComponent(approvalRun)}`);
         await phone.locator('[data-testid="output"]').waitFor();
@@ -255,6 +273,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
         await phone.setViewportSize(WIDE);
         expect(await phone.locator(".runs-table thead").isVisible()).toBe(true);
         await checkAndShoot(phone, "dashboard-1280.png");
+        await phone.goto(`${server.url}/runs/${encodeURIComponent(research)}`);
+        await researchAnswerShown(phone);
+        await checkAndShoot(phone, "run-research-1280.png");
         await phone.goto(`${server.url}/runs/${encodeURIComponent(checkout)}`);
         expect(await layoutProblems(phone)).toEqual([]);
         expect(problems).toEqual([]);

@@ -1,9 +1,35 @@
 import { sql } from "kysely";
 import Link from "next/link";
+import { ResearchPanel, type ResearchOutput } from "@/app/components/research-panel";
 import { getDurable } from "@/app/durable";
 import { formatMoney } from "@/app/mock-providers/payments";
 import { requestCounts, sumOf, type RequestCount } from "@/app/mock-providers/stats";
 import { providerDb } from "@/app/mock-providers/db";
+import type { RunStatus } from "@/lib/durable";
+
+/**
+ * What a demo shows live across its run page (RunView's `live`): for a research run, the outline
+ * and the answer as it is written, read from the run's stream in the browser. The server reads what
+ * the page shows before that, through the library: the outline from the stream, the stored answer.
+ */
+export async function DemoLive({ run, token }: { run: RunStatus; token: string }) {
+  if (run.workflow !== "research") return null;
+  const durable = await getDurable();
+  // The outline is the first thing the run streams (its answer follows it).
+  const stream = await durable.readStream(run.id, { limit: 10 });
+  const outline = stream?.chunks.find((c) => c.stepId === "outline" && !c.broken)?.data;
+  const output = (run.output ?? null) as ResearchOutput | null;
+  return (
+    <ResearchPanel
+      runId={run.id}
+      token={token}
+      question={output?.question ?? null}
+      outline={typeof outline === "string" ? outline : null}
+      status={run.status}
+      output={output}
+    />
+  );
+}
 
 /**
  * The demo's side of a run, read on the server from the app's own tables: the order and its stock,

@@ -4,7 +4,7 @@ import { DashboardOff, dashboardEnabled } from "@/app/components/dashboard-acces
 import { RunView } from "@/app/components/run-view";
 import { getDurable } from "@/app/durable";
 import { demos, workflowTitles } from "@/app/workflows/catalog";
-import { DemoDetails } from "./demo-details";
+import { DemoDetails, DemoLive } from "./demo-details";
 
 export const dynamic = "force-dynamic";
 // The server actions of this page advance their run after answering: give them the same time as the routes.
@@ -31,15 +31,17 @@ export default async function RunPage({ params }: Props) {
   const durable = await getDurable();
   const run = await durable.status(id);
   if (!run) notFound();
+  // The per-run status token: it reads this run's status and stream, and nothing else.
+  const token = durable.statusToken(id);
   return (
     <RunView
       initial={run}
       renderedAt={Date.now()}
-      // The per-run status token: it reads this run's status and nothing else.
-      token={durable.statusToken(id)}
+      token={token}
       title={workflowTitles[run.workflow] ?? run.workflow}
       demo={demos.find((d) => d.workflow === run.workflow) ?? null}
       details={<DemoDetails runId={run.id} workflow={run.workflow} />}
+      live={<DemoLive run={run} token={token} />}
     />
   );
 }
