@@ -71,43 +71,42 @@ export async function startDemo(workflow: string): Promise<void> {
  * so they work as plain HTML forms before the page hydrates, or without JavaScript at all.
  */
 
-/** The approver's answer: the `decision` signal (the pressed button's `approved` is "true" or "false"). */
-export async function decide(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
-  return attempt("sending the decision", async () => {
-    const id = runIdOf(form);
-    const approved = form.get("approved") === "true";
-    const durable = await getDurable();
-    const result = await durable.signal({
-      runId: id,
-      name: "decision",
-      payload: { approved, by: "dashboard" },
-      // One decision per run from the dashboard: a second click is a repeat, not a second delivery.
-      id: "dashboard-decision",
+/**
+ * A person's yes or no, sent as signal `name` with `{ approved, by: "dashboard" }` (the pressed
+ * button's `approved` is "true" or "false"). One answer per run from the dashboard: the delivery id
+ * makes a second click a repeat, not a second delivery.
+ */
+function answer(name: string, what: string, said: { approved: string; rejected: string; repeat: string }) {
+  return async (_previous: ActionResult | null, form: FormData): Promise<ActionResult> =>
+    attempt(`sending the ${what}`, async () => {
+      const id = runIdOf(form);
+      const approved = form.get("approved") === "true";
+      const durable = await getDurable();
+      const result = await durable.signal({
+        runId: id,
+        name,
+        payload: { approved, by: "dashboard" },
+        id: `dashboard-${name}`,
+      });
+      await advanceSoon(id);
+      if (!result.signalled) return said.repeat;
+      return approved ? said.approved : said.rejected;
     });
-    await advanceSoon(id);
-    if (!result.signalled) return "A decision had already been delivered; this one changed nothing.";
-    return approved ? "Approved. The plan executes now." : "Rejected.";
-  });
 }
 
-/** The person's answer to the research outline: the `outline` signal (`approved` is "true" or "false"). */
-export async function decideOutline(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
-  return attempt("sending the answer to the outline", async () => {
-    const id = runIdOf(form);
-    const approved = form.get("approved") === "true";
-    const durable = await getDurable();
-    const result = await durable.signal({
-      runId: id,
-      name: "outline",
-      payload: { approved, by: "dashboard" },
-      // One answer per run from the dashboard: a second click is a repeat, not a second delivery.
-      id: "dashboard-outline",
-    });
-    await advanceSoon(id);
-    if (!result.signalled) return "An answer to the outline had already been delivered; this one changed nothing.";
-    return approved ? "Approved. The answer is being written now." : "Rejected: no answer is written.";
-  });
-}
+/** The approver's answer to a refund plan: the `decision` signal. */
+export const decide = answer("decision", "decision", {
+  approved: "Approved. The plan executes now.",
+  rejected: "Rejected.",
+  repeat: "A decision had already been delivered; this one changed nothing.",
+});
+
+/** The person's answer to a research outline: the `outline` signal. */
+export const decideOutline = answer("outline", "answer to the outline", {
+  approved: "Approved. The answer is being written now.",
+  rejected: "Rejected: no answer is written.",
+  repeat: "An answer to the outline had already been delivered; this one changed nothing.",
+});
 
 /** The mock payment provider settles the run's charge and sends `payment.settled` (twice, as providers do). */
 export async function settlePayment(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
