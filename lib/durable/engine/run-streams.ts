@@ -20,10 +20,12 @@ interface Buffer {
 }
 
 /**
- * The stream writers of one execution: one buffer per step attempt in flight. An append the fence
- * refuses stops the execution as lost (`onLost`), and every later write of it throws.
+ * The stream writers of one execution: the attempt of each `run` or AI step in flight, and a buffer
+ * for those that write. A step that never calls `ctx.stream` costs a map entry, nothing more. An
+ * append the fence refuses stops the execution as lost (`onLost`), and every later write of it throws.
  */
 export class RunStreams {
+  private readonly attempts = new Map<string, number>();
   private readonly buffers = new Map<string, Buffer>();
 
   constructor(
@@ -38,11 +40,12 @@ export class RunStreams {
 
   /** An attempt of `stepId` starts: its writes carry `attempt`. */
   begin(stepId: string, attempt: number): void {
-    this.buffers.set(stepId, { attempt, pending: [], timer: null, sending: Promise.resolve(), failure: null });
+    this.attempts.set(stepId, attempt);
   }
 
   /** Sends what the attempt buffered and forgets it; rejects when the last chunks could not be stored. */
   async end(stepId: string): Promise<void> {
+    this.attempts.delete(stepId);
     const buffer = this.buffers.get(stepId);
     if (!buffer) return;
     try {
@@ -53,23 +56,29 @@ export class RunStreams {
   }
 
   writer(stepId: string): StreamWriter {
-    const buffer = this.buffers.get(stepId);
-    if (!buffer) {
+    const attempt = this.attempts.get(stepId);
+    if (attempt === undefined) {
       throw new InvalidInputError(
         `ctx.stream("${stepId}"): no run or AI step "${stepId}" is executing now; call it inside that step's body`,
       );
     }
+    let buffer = this.buffers.get(stepId);
+    if (!buffer) {
+      buffer = { attempt, pending: [], timer: null, sending: Promise.resolve(), failure: null };
+      this.buffers.set(stepId, buffer);
+    }
+    const own = buffer;
     return {
       write: (data) => {
-        if (buffer.failure) throw buffer.failure;
-        if (this.buffers.get(stepId) !== buffer) {
+        if (own.failure) throw own.failure;
+        if (this.buffers.get(stepId) !== own) {
           throw new InvalidInputError(`ctx.stream("${stepId}"): the step's attempt is over; write inside its body`);
         }
-        buffer.pending.push(toJsonText(data, { limit: MAX_CHUNK_BYTES, stepId }));
-        if (buffer.pending.length >= MAX_BATCH) void this.send(buffer, stepId).catch(() => {});
-        else buffer.timer ??= setTimeout(() => void this.send(buffer, stepId).catch(() => {}), STREAM_FLUSH_MS);
+        own.pending.push(toJsonText(data, { limit: MAX_CHUNK_BYTES, stepId }));
+        if (own.pending.length >= MAX_BATCH) void this.send(own, stepId).catch(() => {});
+        else own.timer ??= setTimeout(() => void this.send(own, stepId).catch(() => {}), STREAM_FLUSH_MS);
       },
-      flush: () => this.send(buffer, stepId),
+      flush: () => this.send(own, stepId),
     };
   }
 

@@ -206,6 +206,16 @@ export function createDurableRoutes(
   // Resolved per request: a missing secret in production throws MissingSecretError (→ 503).
   const secret = (name: SecretName) => resolveSecret(name, options.secrets?.[name], log);
 
+  /**
+   * Whether the request may read run `id` (its status, its stream): the bearer is the run's status
+   * token or the admin secret. Callers answer an unknown run and a refusal with the same 404, so a
+   * caller without a token cannot learn which run ids exist.
+   */
+  function mayRead(request: Request, durable: Durable, id: string): boolean {
+    const token = bearerOf(request);
+    return token !== null && matchesAnySecret(token, [secret("durable"), durable.statusToken(id)]);
+  }
+
   /** What is left of this invocation for engine work: the platform's deadline, else maxDuration. */
   function budgetMs(startedAt: number): number {
     const deadline = deadlineOf()?.getTime() ?? startedAt + maxDurationMs;
@@ -360,11 +370,8 @@ export function createDurableRoutes(
         const startedAt = Date.now();
         const id = await runId(context);
         const durable = await getDurable();
-        const token = bearerOf(request);
-        // Authorise before reading, because the read heals. Unknown and unauthorised answer the
-        // same 404, so a token-less caller cannot learn which run ids exist.
-        const allowed = token !== null && matchesAnySecret(token, [secret("durable"), durable.statusToken(id)]);
-        const read = allowed ? await durable.inspect(id) : null;
+        // Authorise before reading, because the read heals.
+        const read = mayRead(request, durable, id) ? await durable.inspect(id) : null;
         if (!read) throw new RunNotFoundError(id);
         // Only a run that is due by the database clock is worth a claim after the answer.
         if (read.due) advanceAfterResponse(durable, id, startedAt);
@@ -402,11 +409,7 @@ export function createDurableRoutes(
         const startedAt = Date.now();
         const id = await runId(context);
         const durable = await getDurable();
-        const token = bearerOf(request);
-        // As the status route: unknown and unauthorised answer the same 404.
-        if (token === null || !matchesAnySecret(token, [secret("durable"), durable.statusToken(id)])) {
-          throw new RunNotFoundError(id);
-        }
+        if (!mayRead(request, durable, id)) throw new RunNotFoundError(id);
         const after = resumePoint(request);
         const first = await durable.readStream(id, { after, limit: streamBatch });
         if (!first) throw new RunNotFoundError(id);
