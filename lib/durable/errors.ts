@@ -251,9 +251,12 @@ export class UnauthorizedError extends DurableError {
  * under another workflow, any call on a closed instance. HTTP 409.
  */
 export class RunStateConflictError extends DurableError {
-  constructor(message: string, options?: DurableErrorOptions) {
+  /** A singleton's start (or retry) was refused: the id of the run that holds its key. */
+  readonly activeRunId?: string;
+  constructor(message: string, options?: DurableErrorOptions & { activeRunId?: string }) {
     super("run_state_conflict", message, options);
     this.name = "RunStateConflictError";
+    if (options?.activeRunId !== undefined) this.activeRunId = options.activeRunId;
   }
   static is(e: unknown): e is RunStateConflictError {
     return hasName(e, "RunStateConflictError");

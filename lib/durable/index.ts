@@ -11,9 +11,12 @@ export {
   type DurableOptions,
   type ListOptions,
   type ListPage,
+  type ScheduleInfo,
   type SignalInput,
   type SignalResult,
   type StartResult,
+  type WorkOptions,
+  type WorkReport,
 } from "./engine/create-durable";
 export { defineWorkflow } from "./engine/define-workflow";
 export {

@@ -58,6 +58,10 @@ export const tickReportSchema = z.object({
   failed: z.number().int(),
   yielded: z.number().int(),
   healed: z.number().int(),
+  /** Runs started for due schedule slots by this tick. */
+  scheduled: z.number().int(),
+  /** Further tick invocations this tick's route called (fan-out; 0 from `durable.tick()` itself). */
+  fannedOut: z.number().int(),
   budgetLeftMs: z.number(),
   /** Why a tick did less than it could, e.g. a budget too small to claim anything. */
   warnings: z.array(z.string()),

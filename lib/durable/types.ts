@@ -60,6 +60,22 @@ export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals 
   output?: z.ZodType<TOutput>;
   /** Signal payload schemas, validated when a signal arrives; other names are refused. */
   signals?: TSignals;
+  /**
+   * At most `limit` runs with one key executing (claimed) at once; the others stay due, oldest
+   * first. The key is computed from the parsed input at start and stored on the run
+   * (README, "Concurrency keys and singletons").
+   */
+  concurrency?: { key: (input: z.output<TInput>) => string; limit: number };
+  /**
+   * At most one non-terminal run per key: `start` of another while one is active throws
+   * `RunStateConflictError` (409) naming the active run.
+   */
+  singleton?: { key: (input: z.output<TInput>) => string };
+  /**
+   * The tick starts a run of each due slot of a cron expression, with id `<name>@<slot ISO time>`
+   * and `input` (README, "Schedules"). `timezone` is an IANA name ("UTC" by default).
+   */
+  schedule?: { cron: string; timezone?: string; input?: z.input<TInput> };
   run(ctx: WorkflowContext<z.output<TInput>, TSignals>, input: z.output<TInput>): Promise<TOutput>;
 }
 

@@ -4,6 +4,8 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { Kysely, PostgresDialect, type DatabaseConnection, type Dialect, type PostgresPool } from "kysely";
+import { attachDatabasePool } from "@vercel/functions";
+import { clientListen, type Listen, pgliteListen, registerListen } from "./listen";
 import { PGLITE_PARSERS, PGliteDialect } from "./pglite-dialect";
 
 export type DriverKind = "pglite" | "pg" | "neon";
@@ -60,6 +62,7 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
   const target = url ?? process.env.DATABASE_URL;
   const kind = driverKindOf(target, options.driver ?? process.env.DURABLE_DRIVER);
   let dialect: Dialect;
+  let listen: Listen;
   if (kind === "pglite") {
     const { PGlite } = await import("@electric-sql/pglite");
     const opts = { parsers: PGLITE_PARSERS };
@@ -72,11 +75,16 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
     // Awaited here so a broken data dir fails connect(), not some later query.
     const pglite = dir ? await PGlite.create(dir, opts) : await PGlite.create(opts);
     dialect = new PGliteDialect({ pglite });
+    listen = pgliteListen(pglite);
   } else {
-    dialect = new PostgresDialect({ pool: await createPool(kind, target!, options.poolSize ?? 10) });
+    const { pool, newClient } = await createPool(kind, target!, options.poolSize ?? 10);
+    dialect = new PostgresDialect({ pool });
+    listen = clientListen(newClient);
   }
   if (options.onQuery) dialect = withQueryHook(dialect, options.onQuery);
-  return new Kysely<any>({ dialect });
+  const db = new Kysely<any>({ dialect });
+  registerListen(db, listen);
+  return db;
 }
 
 type TypeParsers = { getTypeParser(id: number, format?: any): any };
@@ -91,9 +99,14 @@ function int8AsNumber(base: TypeParsers): TypeParsers {
   };
 }
 
-async function createPool(kind: "pg" | "neon", connectionString: string, max: number): Promise<PostgresPool> {
+async function createPool(
+  kind: "pg" | "neon",
+  connectionString: string,
+  max: number,
+): Promise<{ pool: PostgresPool; newClient: () => any }> {
   type ErrorSource = { on(event: "error", listener: (e: Error) => void): unknown };
   let pool: PostgresPool & ErrorSource & { on(event: "connect", listener: (client: ErrorSource) => void): unknown };
+  let newClient: () => any;
   if (kind === "neon") {
     const neon = await import("@neondatabase/serverless");
     if (typeof globalThis.WebSocket === "undefined" && !neon.neonConfig.webSocketConstructor) {
@@ -105,10 +118,12 @@ async function createPool(kind: "pg" | "neon", connectionString: string, max: nu
     if (proxy) routeThroughWsProxy(neon.neonConfig, proxy);
     const types = int8AsNumber(neon.types as TypeParsers);
     pool = new neon.Pool({ connectionString, max, types }) as unknown as typeof pool;
+    newClient = () => new neon.Client({ connectionString });
   } else {
     const { default: pg } = await import("pg");
     const types = int8AsNumber(pg.types as TypeParsers);
     pool = new pg.Pool({ connectionString, max, types }) as unknown as typeof pool;
+    newClient = () => new pg.Client({ connectionString });
   }
   // A client whose connection drops (server restart, pg_terminate_backend, Neon scale-to-zero)
   // emits 'error': on the pool while idle, on the client itself while checked out (between the
@@ -118,7 +133,10 @@ async function createPool(kind: "pg" | "neon", connectionString: string, max: nu
   pool.on("connect", (client) => {
     client.on("error", (e) => console.warn(`[durable] database connection error: ${e.message}`));
   });
-  return pool;
+  // On Vercel's Fluid compute, idle clients are closed before the instance suspends, so a
+  // suspended instance holds no connection (docs/deploying.md, "Connections"); elsewhere a no-op.
+  attachDatabasePool(pool as never);
+  return { pool, newClient };
 }
 
 type NeonWsConfig = {

@@ -30,8 +30,9 @@ export async function advanceClaimedRun(
   claim: ClaimedRun,
   deadline: number,
   budgetMs: number,
+  release?: AbortSignal,
 ): Promise<AdvanceOutcome> {
-  const exec = new Execution(settings, claim, deadline, budgetMs);
+  const exec = new Execution(settings, claim, deadline, budgetMs, release);
   const recorder = createStepRecorder(exec);
   const log = (...args: unknown[]) => settings.log(`[${claim.run.id}] ${args.map(String).join(" ")}`);
   const ctx: WorkflowContext = {

@@ -25,6 +25,8 @@ type Holder = typeof globalThis & { [DB_KEY]?: Promise<AnyKysely> };
  */
 export function createAppDurable(options: AppDurableOptions): () => Promise<Durable> {
   const { setup, url, ...durableOptions } = options;
+  // Tunable per deployment without a code change (README, "Scaling out").
+  durableOptions.tickConcurrency ??= envNumber("DURABLE_TICK_CONCURRENCY");
   let instance: Promise<Durable> | undefined;
   return () => {
     if (!instance) {
@@ -59,4 +61,10 @@ function sharedDb(url: string | undefined, setup: AppDurableOptions["setup"]): P
     });
   }
   return opening;
+}
+
+/** A number from the environment; unset or empty: undefined (createDurable checks the range). */
+function envNumber(name: string): number | undefined {
+  const value = process.env[name];
+  return value === undefined || value === "" ? undefined : Number(value);
 }

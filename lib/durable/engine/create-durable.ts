@@ -11,9 +11,11 @@ import { type RunStatus, type RunStatusValue, runStatusValues, type RunSummary, 
 import {
   cancelRun,
   claimDueRun,
+  countDueRuns,
   deliverSignal,
   type DurableDb,
   findRunWorkflow,
+  findSingletonHolder,
   insertRun,
   listRuns,
   migrate,
@@ -26,6 +28,9 @@ import {
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalSchemas, SignalsOf } from "../types";
 import { type AdvanceOutcome, advanceClaimedRun } from "./advance";
 import { registerWorkflows } from "./define-workflow";
+import { countAdvanced, emptyTickReport, runLoops } from "./loops";
+import { createScheduler, type ScheduleInfo } from "./schedules";
+import { runWorker, type WorkOptions, type WorkReport } from "./worker";
 import type { ExecutionSettings, StepMockLookup } from "./execution";
 import { failpoint } from "./failpoints";
 import { toRunStatus, toRunSummary } from "./run-status";
@@ -66,6 +71,11 @@ export interface DurableOptions {
    * attempt; the harness's `mockStep` keeps them (lib/durable/testing.ts).
    */
   mockStep?: StepMockLookup;
+  /**
+   * How many claimed runs one `tick()` advances at once (1–64, default 1): steps that wait on I/O
+   * overlap. Each holds a database connection only while it writes (README, "Scaling out").
+   */
+  tickConcurrency?: number;
   /** Where engine warnings go (console.warn). */
   log?: (message: string) => void;
 }
@@ -146,7 +156,23 @@ export interface Durable {
     options?: { after?: number; limit?: number },
   ): Promise<{ status: RunStatusValue; chunks: StreamChunk[] } | null>;
   list(options?: ListOptions): Promise<ListPage>;
-  tick(options?: { budgetMs?: number }): Promise<TickReport>;
+  /**
+   * Starts the runs of due schedule slots, then claims due runs and advances up to `concurrency`
+   * (default: the instance's `tickConcurrency`) of them at once, until none is due or the budget
+   * cannot fit another step.
+   */
+  tick(options?: { budgetMs?: number; concurrency?: number }): Promise<TickReport>;
+  /**
+   * Worker mode, for hosts that run long: claims and advances due runs, `concurrency` at once
+   * (default 8), and sleeps until a run becomes due (LISTEN/NOTIFY where the driver has it, else
+   * polling every `pollMs`, default 1000). Once `signal` aborts it claims nothing more, gives each
+   * run it holds back at its next step, and resolves with what it did.
+   */
+  work(options?: WorkOptions): Promise<WorkReport>;
+  /** How many runs a claim would take now, counted up to `max` (default 1,000). */
+  countDue(options?: { max?: number }): Promise<number>;
+  /** The registered schedules and their next slots. */
+  schedules(): Promise<ScheduleInfo[]>;
   advance(id: string, options?: { budgetMs?: number }): Promise<AdvanceOutcome | null>;
   /**
    * Delivers a signal into the run's mailbox: it queues behind earlier deliveries of its name, and
@@ -164,6 +190,8 @@ export interface Durable {
   close(): Promise<void>;
   readonly db: AnyKysely;
   readonly workflows: ReadonlyMap<string, AnyWorkflow>;
+  /** How many claimed runs one `tick()` advances at once (option `tickConcurrency`). */
+  readonly tickConcurrency: number;
   readonly testing: { advanceClock(duration: Duration): Promise<void> };
 }
 
@@ -186,6 +214,12 @@ export function createDurable(options: DurableOptions): Durable {
   const marginMs = toMs(defaults.margin ?? "1s", "defaults.margin");
   const budgetMs = toMs(defaults.budget ?? "55s", "defaults.budget");
   const log = options.log ?? ((message: string) => console.warn(`[durable] ${message}`));
+  const tickConcurrency = loopCount(options.tickConcurrency ?? 1, "tickConcurrency");
+  // The concurrency limit of each workflow that has one, as every claim passes it.
+  const limits: Record<string, number> = {};
+  for (const workflow of workflows.values()) {
+    if (workflow.concurrency) limits[workflow.name] = workflow.concurrency.limit;
+  }
   // Skipped sleeps and mocked steps change what a run does: only an instance made for tests may.
   if ((options.skipSleeps || options.mockStep) && options.testing !== true) {
     throw new InvalidInputError(
@@ -212,22 +246,52 @@ export function createDurable(options: DurableOptions): Durable {
     if (closed) throw new RunStateConflictError("this durable instance is closed");
   };
 
-  /** Claims a due run (or exactly `runId`) and advances it inside the budget. */
-  async function claimAndAdvance(deadline: number, budget: number, runId: string | undefined, exclude: string[]) {
+  /**
+   * Claims a due run (or exactly `runId`) and advances it inside the budget. Once `release`
+   * aborts, the run is given back at its next step (a worker stopping).
+   */
+  async function claimAndAdvance(
+    deadline: number,
+    budget: number,
+    runId: string | undefined,
+    exclude: readonly string[],
+    release?: AbortSignal,
+  ) {
     const remaining = deadline - performance.now();
     // The lease covers the invocation's deadline plus the margin (docs/rules.md, rule 11a).
-    const claim = await claimDueRun(db, { workflows: names, runId, leaseMs: remaining + marginMs, exclude });
+    const claim = await claimDueRun(db, { workflows: names, runId, leaseMs: remaining + marginMs, exclude, limits });
     if (!claim) return null;
     await failpoint("claim.after");
     const workflow = workflows.get(claim.run.workflow)!;
-    const outcome = await advanceClaimedRun(settings, workflow, claim, deadline, budget);
+    const outcome = await advanceClaimedRun(settings, workflow, claim, deadline, budget, release);
     return { claim, outcome };
   }
+
+  /** Computes a run's concurrency or singleton key from its parsed input: a storable string. */
+  function keyOf(workflow: AnyWorkflow, option: "concurrency" | "singleton", input: unknown): string | null {
+    const keyFn = workflow[option]?.key as ((input: unknown) => unknown) | undefined;
+    if (!keyFn) return null;
+    const key = keyFn(input);
+    if (typeof key !== "string" || !isStorableName(key)) {
+      throw new InvalidInputError(
+        `workflow "${workflow.name}": ${option}.key must return a string of 1 to 255 characters without NUL`,
+      );
+    }
+    return key;
+  }
+
+  const scheduler = createScheduler({
+    db,
+    workflows,
+    start: (workflow, input, id) => durable.start(workflow, input as never, { id }),
+    log,
+  });
 
   // A named object, not `this`: methods keep working when a caller destructures them.
   const durable: Durable = {
     db: options.db,
     workflows,
+    tickConcurrency,
 
     migrate: () => migrate(db),
 
@@ -242,7 +306,21 @@ export function createDurable(options: DurableOptions): Durable {
         });
       }
       const inputJson = toJsonText(parsed.data, { limit: settings.maxResultBytes });
-      const row = await insertRun(db, { id, workflow: workflow.name, inputJson });
+      const singletonKey = keyOf(workflow, "singleton", parsed.data);
+      const row = await insertRun(db, {
+        id,
+        workflow: workflow.name,
+        inputJson,
+        concurrencyKey: keyOf(workflow, "concurrency", parsed.data),
+        singletonKey,
+      });
+      if (row.activeRunId !== undefined) {
+        throw new RunStateConflictError(
+          `workflow "${workflow.name}" already has an active run for singleton key "${singletonKey}": ` +
+            `"${row.activeRunId}"; start another when it has finished`,
+          { activeRunId: row.activeRunId },
+        );
+      }
       if (row.workflow !== workflow.name) {
         throw new RunStateConflictError(`run "${id}" already exists under workflow "${row.workflow}"`);
       }
@@ -285,17 +363,17 @@ export function createDurable(options: DurableOptions): Durable {
     async tick(tickOptions = {}) {
       open();
       const budget = tickOptions.budgetMs ?? budgetMs;
+      const concurrency = loopCount(tickOptions.concurrency ?? tickConcurrency, "concurrency");
       const deadline = performance.now() + budget;
-      const report: TickReport = {
-        claimed: 0,
-        completed: 0,
-        waiting: 0,
-        failed: 0,
-        yielded: 0,
-        healed: 0,
-        budgetLeftMs: 0,
-        warnings: [],
-      };
+      const report: TickReport = emptyTickReport();
+      try {
+        report.scheduled = (await scheduler.startDue()).length;
+      } catch (error) {
+        // A schedule that cannot start must not stop the runs already due from advancing.
+        const warning = `starting due schedule slots failed: ${(error as Error)?.message ?? error}`;
+        report.warnings.push(warning);
+        log(warning);
+      }
       // A budget that cannot fit the default lease plus the margin claims nothing: say so, once
       // in the log and in every such report, rather than tick silently (docs/rules.md, rule 11).
       if (budget < leaseMs + marginMs) {
@@ -306,23 +384,48 @@ export function createDurable(options: DurableOptions): Durable {
         if (!warnedSmallBudget) log(warning);
         warnedSmallBudget = true;
       }
+      // Runs given back by this tick are not claimed again by it, by any of its loops.
       const yielded: string[] = [];
-      // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
-      while (deadline - performance.now() >= leaseMs + marginMs) {
-        const advanced = await claimAndAdvance(deadline, budget, undefined, yielded);
-        if (!advanced) break;
-        report.claimed++;
-        if (advanced.claim.healed) report.healed++;
-        if (advanced.outcome === "completed") report.completed++;
-        else if (advanced.outcome === "failed") report.failed++;
-        else if (advanced.outcome === "waiting") report.waiting++;
-        else if (advanced.outcome === "yielded") {
-          report.yielded++;
-          yielded.push(advanced.claim.run.id);
+      await runLoops(concurrency, async () => {
+        // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
+        while (deadline - performance.now() >= leaseMs + marginMs) {
+          const advanced = await claimAndAdvance(deadline, budget, undefined, yielded);
+          if (!advanced) return;
+          countAdvanced(report, advanced);
+          if (advanced.outcome === "yielded") yielded.push(advanced.claim.run.id);
         }
-      }
+      });
       report.budgetLeftMs = Math.max(0, Math.round(deadline - performance.now()));
       return report;
+    },
+
+    work(workOptions = {}) {
+      open();
+      return runWorker(
+        {
+          db,
+          workflows: names,
+          budgetMs,
+          log,
+          claimAndAdvance: (deadline, budget, release) => claimAndAdvance(deadline, budget, undefined, [], release),
+          startDueSchedules: () => scheduler.startDue(),
+        },
+        workOptions,
+      );
+    },
+
+    async countDue(countOptions = {}) {
+      open();
+      const max = countOptions.max ?? 1000;
+      if (!Number.isInteger(max) || max < 1 || max > 100_000) {
+        throw new InvalidInputError("max is an integer from 1 to 100000");
+      }
+      return countDueRuns(db, names, max);
+    },
+
+    schedules() {
+      open();
+      return scheduler.list();
     },
 
     async advance(id, advanceOptions = {}) {
@@ -396,6 +499,14 @@ export function createDurable(options: DurableOptions): Durable {
       if (!isStorableName(id)) throw new RunNotFoundError(String(id));
       const outcome = await retryRun(db, id);
       if (outcome === "not_found") throw new RunNotFoundError(id);
+      if (outcome === "singleton_held") {
+        const { run } = (await readRun(db, id))!;
+        const holder = await findSingletonHolder(db, run.workflow, run.singletonKey!);
+        throw new RunStateConflictError(
+          `run "${id}" cannot be retried while run "${holder}" holds its singleton key; retry it when that one has finished`,
+          holder ? { activeRunId: holder } : undefined,
+        );
+      }
       if (outcome === "not_failed") {
         throw new RunStateConflictError(`run "${id}" has not failed; only a failed run can be retried`);
       }
@@ -427,7 +538,15 @@ export function createDurable(options: DurableOptions): Durable {
   return durable;
 }
 
-export type { AdvanceOutcome, SignalSchemas };
+export type { AdvanceOutcome, ScheduleInfo, SignalSchemas, WorkOptions, WorkReport };
+
+/** A number of concurrent loops: a whole number from 1 to 64. */
+function loopCount(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1 || value > 64) {
+    throw new InvalidInputError(`${name} is a whole number from 1 to 64`);
+  }
+  return value;
+}
 
 /** A typed call named a workflow: the run must belong to it. */
 function expectWorkflow(runId: string, stored: string, named: AnyWorkflow): void {

@@ -25,6 +25,18 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   if (typeof definition.run !== "function") {
     throw new InvalidInputError(`workflow "${definition.name}" needs a run(ctx, input) function`);
   }
+  const { concurrency, singleton } = definition;
+  if (
+    concurrency !== undefined &&
+    (typeof concurrency?.key !== "function" || !Number.isInteger(concurrency.limit) || concurrency.limit < 1)
+  ) {
+    throw new InvalidInputError(
+      `workflow "${definition.name}": concurrency is { key: (input) => string, limit: a whole number >= 1 }`,
+    );
+  }
+  if (singleton !== undefined && typeof singleton?.key !== "function") {
+    throw new InvalidInputError(`workflow "${definition.name}": singleton is { key: (input) => string }`);
+  }
   return Object.freeze({ ...definition });
 }
 

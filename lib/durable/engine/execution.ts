@@ -84,6 +84,8 @@ export class Execution {
     readonly deadline: number,
     /** The whole budget the invocation was given (ms), not what is left of it. */
     readonly budgetMs: number,
+    /** Once aborted, no further step starts: the run is given back at its next step (a worker stopping). */
+    private readonly release?: AbortSignal,
   ) {
     this.runId = claim.run.id;
     this.fence = claim.run.fence;
@@ -126,6 +128,7 @@ export class Execution {
 
   /** Whether a step whose body may take `leaseMs` can start and still record before the deadline. */
   fits(leaseMs: number): boolean {
+    if (this.release?.aborted) return false;
     return leaseMs + this.settings.marginMs <= this.remainingMs();
   }
 

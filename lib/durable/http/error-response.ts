@@ -1,4 +1,4 @@
-import { DurableError } from "../errors";
+import { DurableError, RunStateConflictError } from "../errors";
 
 // The one place error codes map to HTTP statuses (docs/decisions.md, "Errors").
 const HTTP_STATUS_BY_CODE: Record<string, number> = {
@@ -15,7 +15,10 @@ export function httpStatusOf(e: unknown): number {
 }
 
 /** The body of every HTTP error answer. Errors outside the taxonomy never leak their message. */
-export function errorBody(e: unknown): { error: { code: string; message: string } } {
+export function errorBody(e: unknown): { error: { code: string; message: string; activeRunId?: string } } {
+  if (RunStateConflictError.is(e) && e.activeRunId !== undefined) {
+    return { error: { code: e.code, message: e.message, activeRunId: e.activeRunId } };
+  }
   if (DurableError.is(e)) return { error: { code: e.code, message: e.message } };
   return { error: { code: "internal", message: "internal error" } };
 }

@@ -7,6 +7,7 @@ import { runStatusValues } from "../schemas";
 import { matchesAnySecret, secretsEqual } from "./constant-time";
 import { errorBody, httpStatusOf } from "./error-response";
 import { resolveSecret, type SecretName } from "./secrets";
+import { fanOutRequest, fanOutWidth, HOP_HEADER } from "./fan-out";
 import { runEventStream, SSE_HEADERS } from "./sse";
 import { parseWebhookSecrets, verifyWebhook } from "./webhook";
 
@@ -49,6 +50,15 @@ export interface DurableRoutesOptions {
   /** Our clock in seconds, for webhook timestamps (tests). */
   nowSeconds?: () => number;
   log?: (message: string) => void;
+  /**
+   * Fan-out: a tick that finds more due runs than it advances at once (the instance's
+   * `tickConcurrency`) calls this same route up to `maxFanOut` more times, each claiming on its
+   * own; those calls carry a hop header and do not fan out further. Default: DURABLE_MAX_FAN_OUT,
+   * else 0 (README, "Scaling out").
+   */
+  maxFanOut?: number;
+  /** How fan-out calls are sent (the global `fetch`; tests route them elsewhere). */
+  fetch?: (request: Request) => Promise<Response>;
   /**
    * The stream route: reads every `pollMs` (100) while nothing is new, at most `batch` chunks a
    * read (200), and a `: ping` comment after `pingMs` (15000) with nothing sent.
@@ -171,6 +181,26 @@ function resumePoint(request: Request): number {
   return seq;
 }
 
+/** The tick's hop count: 0 from outside, 1 from a fanned-out call; anything else is 400. */
+function hopOf(request: Request): number {
+  const value = request.headers.get(HOP_HEADER);
+  if (value === null) return 0;
+  if (value !== "0" && value !== "1") {
+    throw new HttpRefusal(400, "invalid_hop", `${HOP_HEADER} is 0 or 1 (a tick called by a tick)`);
+  }
+  return Number(value);
+}
+
+/** maxFanOut (option or DURABLE_MAX_FAN_OUT): a whole number from 0 to 64. */
+function fanOutLimit(value: number | string | undefined): number {
+  if (value === undefined || value === "") return 0;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 0 || limit > 64) {
+    throw new InvalidInputError(`maxFanOut (DURABLE_MAX_FAN_OUT) is a whole number from 0 to 64, not "${value}"`);
+  }
+  return limit;
+}
+
 /** UTF-8 JSON, or 400. An empty body is `empty` (undefined: refused where a body is required). */
 function parseJson(raw: Uint8Array, empty?: unknown): unknown {
   if (raw.byteLength === 0 && empty !== undefined) return empty;
@@ -202,6 +232,8 @@ export function createDurableRoutes(
   const streamPollMs = options.stream?.pollMs ?? 100;
   const streamPingMs = options.stream?.pingMs ?? 15_000;
   const streamBatch = options.stream?.batch ?? 200;
+  const maxFanOut = fanOutLimit(options.maxFanOut ?? process.env.DURABLE_MAX_FAN_OUT);
+  const send = options.fetch ?? ((request: Request) => fetch(request));
 
   // Resolved per request: a missing secret in production throws MissingSecretError (→ 503).
   const secret = (name: SecretName) => resolveSecret(name, options.secrets?.[name], log);
@@ -227,18 +259,45 @@ export function createDurableRoutes(
    * only keeps it alive on Vercel: under `next start` it runs anyway, in the same process.
    */
   function advanceAfterResponse(durable: Durable, runId: string, startedAt: number) {
-    const task: Promise<void> = (async () => {
-      await new Promise((resolve) => setImmediate(resolve)); // let the answer go out first
-      await durable.advance(runId, { budgetMs: budgetMs(startedAt) });
-    })()
-      .catch((e) => log(`advancing run "${runId}" after the response failed: ${(e as Error)?.stack ?? e}`))
-      .finally(() => inFlight.delete(task));
+    afterResponse(
+      (async () => {
+        await new Promise((resolve) => setImmediate(resolve)); // let the answer go out first
+        await durable.advance(runId, { budgetMs: budgetMs(startedAt) });
+      })().catch((e) => log(`advancing run "${runId}" after the response failed: ${(e as Error)?.stack ?? e}`)),
+    );
+  }
+
+  /** Keeps `work` alive past the answer (waitUntil) and lets `idle()` wait for it. */
+  function afterResponse(work: Promise<void>) {
+    const task: Promise<void> = work.finally(() => inFlight.delete(task));
     inFlight.add(task);
     try {
       keepAlive(task);
     } catch {
       // Never let the platform hook turn a success into an error; the task runs regardless.
     }
+  }
+
+  /**
+   * Calls this tick route `fanOutWidth` more times when due runs outnumber what one tick advances
+   * at once; each call is left running past the answer. Answers how many were called.
+   */
+  async function fanOut(request: Request, durable: Durable): Promise<number> {
+    const perTick = durable.tickConcurrency;
+    const due = await durable.countDue({ max: perTick * (maxFanOut + 1) });
+    const width = fanOutWidth(due, perTick, maxFanOut);
+    for (let i = 0; i < width; i++) {
+      const call = fanOutRequest(request.url, secret("cron"));
+      afterResponse(
+        send(call)
+          .then(async (response) => {
+            await response.text();
+            if (!response.ok) log(`a fanned-out tick answered ${response.status}`);
+          })
+          .catch((e) => log(`a fanned-out tick failed: ${(e as Error)?.message ?? e}`)),
+      );
+    }
+    return width;
   }
 
   function requireBearer(request: Request, expected: string) {
@@ -313,8 +372,12 @@ export function createDurableRoutes(
         const startedAt = Date.now();
         // Only the bearer counts: the cron's user agent, cookies and query strings prove nothing.
         requireBearer(request, secret("cron"));
+        const hop = hopOf(request);
         const durable = await getDurable();
-        return json(200, await durable.tick({ budgetMs: budgetMs(startedAt) }));
+        // Only a tick called from outside fans out: one called by a tick does not (no loops).
+        const fannedOut = hop === 0 && maxFanOut > 0 ? await fanOut(request, durable) : 0;
+        const report = await durable.tick({ budgetMs: budgetMs(startedAt) });
+        return json(200, { ...report, fannedOut });
       }),
     }),
 

@@ -31,11 +31,13 @@ export interface ClaimRequest {
   leaseMs: number;
   /** Runs this invocation already gave back: the same tick does not take them again. */
   exclude?: readonly string[];
+  /** The concurrency limit of each workflow that has one: a full key's runs stay due. */
+  limits?: Readonly<Record<string, number>>;
 }
 
 /**
- * Claims one due run in one round trip (durable_claim_run): SKIP LOCKED pick, fence bump, lease
- * from the database clock, due waits answered, ledger load. docs/sql.md says why each part is
+ * Claims one due run in one round trip (durable_claim_run): SKIP LOCKED pick, concurrency limits,
+ * fence bump, lease from the database clock, due waits answered, ledger load. docs/sql.md says why each part is
  * there. Returns null when nothing is due (or the run is held by someone else).
  */
 export async function claimDueRun(db: DurableDb, request: ClaimRequest): Promise<ClaimedRun | null> {
@@ -44,7 +46,8 @@ export async function claimDueRun(db: DurableDb, request: ClaimRequest): Promise
       ${JSON.stringify(request.workflows)}::jsonb,
       ${request.runId ?? null}::text,
       ${Math.ceil(request.leaseMs)}::bigint,
-      ${JSON.stringify(request.exclude ?? [])}::jsonb
+      ${JSON.stringify(request.exclude ?? [])}::jsonb,
+      ${JSON.stringify(request.limits ?? {})}::jsonb
     ) as claimed`.execute(db);
   const claimed = rows[0]?.claimed;
   if (!claimed) return null;

@@ -5,3 +5,15 @@ export async function findRunWorkflow(db: DurableDb, id: string): Promise<string
   const row = await db.selectFrom("durable_runs").select("workflow").where("id", "=", id).executeTakeFirst();
   return row?.workflow ?? null;
 }
+
+/** The non-terminal run of `workflow` holding singleton key `key`, if any. */
+export async function findSingletonHolder(db: DurableDb, workflow: string, key: string): Promise<string | null> {
+  const row = await db
+    .selectFrom("durable_runs")
+    .select("id")
+    .where("workflow", "=", workflow)
+    .where("singleton_key", "=", key)
+    .where("status", "in", ["pending", "running", "waiting"])
+    .executeTakeFirst();
+  return row?.id ?? null;
+}

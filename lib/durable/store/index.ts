@@ -1,7 +1,9 @@
 // The storage boundary: every durable_* statement is one typed function here, and nothing outside
 // store/ writes SQL (a lint rule holds it; docs/decisions.md, "One storage boundary").
 // The functions are listed in the order an invocation meets them (docs/sql.md).
-export { type InsertedRun, insertRun } from "./insert-run";
+export { type InsertedRun, insertRun, type RunToInsert } from "./insert-run";
+export { countDueRuns } from "./count-due";
+export { msUntilNextWake } from "./next-wake";
 export { type ClaimedRun, type ClaimRequest, claimDueRun, type MailboxEntry } from "./claim-run";
 export { recordStep, type RecordResult } from "./record-step";
 export { appendStream } from "./append-stream";
@@ -13,7 +15,7 @@ export { readStepResult } from "./read-step-result";
 export { insertEvent } from "./insert-event";
 export { readRun } from "./read-run";
 export { readStream, type StreamChunk } from "./read-stream";
-export { findRunWorkflow } from "./find-run";
+export { findRunWorkflow, findSingletonHolder } from "./find-run";
 export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";
 export { cancelRun } from "./cancel-run";
 export { retryRun } from "./retry-run";

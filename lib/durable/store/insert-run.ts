@@ -1,42 +1,63 @@
 import { sql } from "kysely";
+import { findSingletonHolder } from "./find-run";
 import type { DurableDb } from "./tables";
 
-export interface InsertedRun {
-  /** The workflow the id is stored under. */
+export interface RunToInsert {
+  id: string;
   workflow: string;
-  /** This call created the run. */
-  created: boolean;
-  /** The stored input equals this call's input (jsonb equality: key order does not matter). */
-  sameInput: boolean;
+  inputJson: string;
+  /** The run's concurrency key (workflow option `concurrency`). */
+  concurrencyKey?: string | null;
+  /** The run's singleton key (workflow option `singleton`): one non-terminal run per key. */
+  singletonKey?: string | null;
 }
+
+export type InsertedRun =
+  | {
+      /** The workflow the id is stored under. */
+      workflow: string;
+      /** This call created the run. */
+      created: boolean;
+      /** The stored input equals this call's input (jsonb equality: key order does not matter). */
+      sameInput: boolean;
+      activeRunId?: undefined;
+    }
+  /** Nothing was inserted: another run of the workflow with the same singleton key is not terminal. */
+  | { activeRunId: string; workflow?: undefined; created: false; sameInput?: undefined };
 
 /**
  * Inserts a run if no run has this id (the caller's dedup key, forever), due now on the database
  * clock. Answers the workflow the id is stored under, whether this call created it, and whether
- * an existing run was started with the same input.
+ * an existing run was started with the same input; or, for a singleton, the active run that holds
+ * its key.
  */
-export async function insertRun(
-  db: DurableDb,
-  run: { id: string; workflow: string; inputJson: string },
-): Promise<InsertedRun> {
-  const { rows } = await sql<InsertedRun>`
-    with inserted as (
-      insert into durable_runs (id, workflow, input, wake_at)
-      values (${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, durable_now())
-      on conflict (id) do nothing
-      returning workflow
-    )
-    select workflow, true as created, true as "sameInput" from inserted
-    union all
-    select workflow, false as created, input = ${run.inputJson}::jsonb as "sameInput" from durable_runs
-     where id = ${run.id} and not exists (select 1 from inserted)`.execute(db);
-  const row = rows[0];
-  if (row) return row;
-  // A concurrent start of the same id committed after this statement's snapshot: read it now.
-  const existing = await db
-    .selectFrom("durable_runs")
-    .select(["workflow", sql<boolean>`input = ${run.inputJson}::jsonb`.as("sameInput")])
-    .where("id", "=", run.id)
-    .executeTakeFirstOrThrow();
-  return { ...existing, created: false };
+export async function insertRun(db: DurableDb, run: RunToInsert): Promise<InsertedRun> {
+  // A run whose singleton key is held could find the holder finished by the time it looks: try again.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const { rows } = await sql<{ workflow: string; created: boolean; sameInput: boolean }>`
+      with inserted as (
+        insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key)
+        values (${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, durable_now(),
+                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null})
+        on conflict do nothing
+        returning workflow
+      )
+      select workflow, true as created, true as "sameInput" from inserted
+      union all
+      select workflow, false as created, input = ${run.inputJson}::jsonb as "sameInput" from durable_runs
+       where id = ${run.id} and not exists (select 1 from inserted)`.execute(db);
+    if (rows[0]) return rows[0];
+    // Either a concurrent start of the same id committed after this statement's snapshot, or the
+    // singleton key is held: read both now.
+    const existing = await db
+      .selectFrom("durable_runs")
+      .select(["workflow", sql<boolean>`input = ${run.inputJson}::jsonb`.as("sameInput")])
+      .where("id", "=", run.id)
+      .executeTakeFirst();
+    if (existing) return { ...existing, created: false };
+    if (run.singletonKey == null) continue;
+    const active = await findSingletonHolder(db, run.workflow, run.singletonKey);
+    if (active) return { activeRunId: active, created: false };
+  }
+  throw new Error(`run "${run.id}" could be neither inserted nor found; try again`);
 }

@@ -19,6 +19,9 @@ export interface RunRecord {
   warnings: string[];
   createdAt: Date;
   updatedAt: Date;
+  /** Workflow options `concurrency` and `singleton`: the keys computed at start (null: none). */
+  concurrencyKey: string | null;
+  singletonKey: string | null;
 }
 
 export interface StepRecord {
@@ -67,6 +70,8 @@ export function toRunRecord(row: RowObject): RunRecord {
     warnings: Array.isArray(row.warnings) ? row.warnings : [],
     createdAt: date(row.created_at)!,
     updatedAt: date(row.updated_at)!,
+    concurrencyKey: row.concurrency_key ?? null,
+    singletonKey: row.singleton_key ?? null,
   };
 }
 

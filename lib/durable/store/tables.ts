@@ -24,6 +24,10 @@ export interface DurableRunsTable {
   finished_at: Timestamp | null;
   /** The seq of the run's last stream chunk (0003). */
   stream_seq: Generated<number>;
+  /** Workflow option `concurrency`: the key computed from the input at start (0004). */
+  concurrency_key: string | null;
+  /** Workflow option `singleton`: one non-terminal run per workflow and key (0004). */
+  singleton_key: string | null;
 }
 
 export interface DurableStepsTable {
@@ -83,12 +87,25 @@ export interface DurableStreamChunksTable {
   created_at: Generated<Date>;
 }
 
+/** A scheduled workflow's next slot (0004). */
+export interface DurableSchedulesTable {
+  workflow: string;
+  cron: string;
+  timezone: string;
+  next_slot: Timestamp;
+  last_slot: Timestamp | null;
+  last_run_id: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface DurableTables {
   durable_runs: DurableRunsTable;
   durable_steps: DurableStepsTable;
   durable_signals: DurableSignalsTable;
   durable_events: DurableEventsTable;
   durable_stream_chunks: DurableStreamChunksTable;
+  durable_schedules: DurableSchedulesTable;
 }
 
 /** The database as the store sees it: only the durable_* tables, whatever else the app keeps there. */

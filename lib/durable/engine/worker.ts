@@ -1,0 +1,191 @@
+import { listenOf, type StopListening } from "../drivers/listen";
+import { InvalidInputError } from "../errors";
+import { type DurableDb, msUntilNextWake } from "../store";
+import { type Advanced, countAdvanced, runLoops } from "./loops";
+
+export interface WorkOptions {
+  /** How many runs the worker advances at once (1–1000, default 8). */
+  concurrency?: number;
+  /** Abort to stop: nothing more is claimed, each held run is given back at its next step. */
+  signal?: AbortSignal;
+  /**
+   * How often an idle worker looks for due runs when it cannot LISTEN (PGlite in another
+   * process, a handle not made by connect()), or while runs are due but held back by a
+   * concurrency limit (ms, default 1000).
+   */
+  pollMs?: number;
+}
+
+export interface WorkReport {
+  claimed: number;
+  completed: number;
+  waiting: number;
+  failed: number;
+  yielded: number;
+  healed: number;
+  scheduled: number;
+  /** Whether the worker was woken by LISTEN/NOTIFY (false: it polled). */
+  listening: boolean;
+}
+
+export interface WorkerDeps {
+  db: DurableDb;
+  workflows: readonly string[];
+  /** The budget of one claim: a run held this long is given back and claimed again (ms). */
+  budgetMs: number;
+  log: (message: string) => void;
+  claimAndAdvance(deadline: number, budgetMs: number, release: AbortSignal): Promise<Advanced | null>;
+  startDueSchedules(): Promise<string[]>;
+}
+
+/** The channel the `durable_runs` trigger notifies when a run becomes due (migration 0004). */
+export const DUE_CHANNEL = "durable_due";
+/** An idle worker that listens still looks this often: a notification lost with a connection is not waited for long. */
+const LISTENING_POLL_MS = 10_000;
+
+/**
+ * Worker mode (docs/decisions.md, "Worker mode"): `concurrency` loops claim and advance due runs
+ * until none is due, then sleep until a run becomes due: a notification, the next wake time, or
+ * the poll interval, whichever comes first. Errors of the database are logged and waited out;
+ * the worker stops only when `signal` aborts, after every held run was given back or recorded.
+ */
+export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise<WorkReport> {
+  const concurrency = options.concurrency ?? 8;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
+    throw new InvalidInputError("concurrency is a whole number from 1 to 1000");
+  }
+  const pollMs = options.pollMs ?? 1000;
+  if (!Number.isFinite(pollMs) || pollMs < 10) throw new InvalidInputError("pollMs is a number of ms >= 10");
+  const signal = options.signal ?? new AbortController().signal;
+  const report: WorkReport = {
+    claimed: 0,
+    completed: 0,
+    waiting: 0,
+    failed: 0,
+    yielded: 0,
+    healed: 0,
+    scheduled: 0,
+    listening: false,
+  };
+  const waker = new Waker(deps, pollMs, signal);
+  await waker.listen();
+  report.listening = waker.listening;
+  try {
+    await runLoops(concurrency, async () => {
+      while (!signal.aborted) {
+        const seen = waker.generation;
+        try {
+          const deadline = performance.now() + deps.budgetMs;
+          const advanced = await deps.claimAndAdvance(deadline, deps.budgetMs, signal);
+          if (advanced) {
+            countAdvanced(report, advanced);
+            continue;
+          }
+          report.scheduled += await waker.startDueSchedules();
+          await waker.idle(seen);
+        } catch (error) {
+          deps.log(`worker: ${(error as Error)?.message ?? error}; trying again in ${pollMs} ms`);
+          await waker.sleep(pollMs);
+        }
+      }
+    });
+  } finally {
+    await waker.close();
+  }
+  return report;
+}
+
+/** Wakes idle loops: on a notification, at the next wake time, at the poll interval, or on stop. */
+class Waker {
+  /** Counts notifications: a loop that saw one arrive while it was claiming does not sleep. */
+  generation = 0;
+  private stopListening: StopListening | null = null;
+  private relistenAt = 0;
+  private pending: Promise<void> | null = null;
+  private readonly sleepers = new Set<() => void>();
+  private lastSchedules = 0;
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly pollMs: number,
+    private readonly signal: AbortSignal,
+  ) {
+    signal.addEventListener("abort", () => this.wakeAll(), { once: true });
+  }
+
+  get listening(): boolean {
+    return this.stopListening !== null;
+  }
+
+  /** Starts listening when the driver can; a failure only means polling until the next try. */
+  async listen(): Promise<void> {
+    const listen = listenOf(this.deps.db);
+    if (!listen || this.stopListening || this.signal.aborted) return;
+    try {
+      this.stopListening = await listen(
+        DUE_CHANNEL,
+        () => {
+          this.generation++;
+          this.wakeAll();
+        },
+        (error) => {
+          this.deps.log(`worker: the listening connection dropped (${error.message}); polling until it is back`);
+          this.stopListening = null;
+          this.relistenAt = Date.now() + this.pollMs;
+        },
+      );
+    } catch (error) {
+      this.deps.log(`worker: LISTEN failed (${(error as Error)?.message ?? error}); polling every ${this.pollMs} ms`);
+      this.relistenAt = Date.now() + 5 * this.pollMs;
+    }
+  }
+
+  /** Starts due schedule slots, at most once a second across the loops; how many runs it started. */
+  async startDueSchedules(): Promise<number> {
+    if (Date.now() - this.lastSchedules < 1000) return 0;
+    this.lastSchedules = Date.now();
+    return (await this.deps.startDueSchedules()).length;
+  }
+
+  /** Sleeps until a run may be due, unless a notification came since generation `seen`. */
+  idle(seen: number): Promise<void> {
+    if (this.generation !== seen || this.signal.aborted) return Promise.resolve();
+    this.pending ??= this.sleepUntilDue().finally(() => (this.pending = null));
+    return this.pending;
+  }
+
+  /** Sleeps `ms`, woken early by a notification or a stop. */
+  sleep(ms: number): Promise<void> {
+    if (this.signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.sleepers.add(done);
+    });
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.sleepers]) wake();
+  }
+
+  private async sleepUntilDue(): Promise<void> {
+    const seen = this.generation;
+    if (!this.stopListening && Date.now() >= this.relistenAt) await this.listen();
+    const cap = this.stopListening ? LISTENING_POLL_MS : this.pollMs;
+    const untilWake = await msUntilNextWake(this.deps.db, this.deps.workflows);
+    // Due now but not claimed (held by a concurrency limit, or by another claimer): poll.
+    const ms = untilWake === null ? cap : untilWake <= 0 ? this.pollMs : Math.min(cap, Math.ceil(untilWake));
+    // A notification that came while we asked is not slept through.
+    if (this.generation === seen) await this.sleep(Math.max(ms, 1));
+  }
+
+  async close(): Promise<void> {
+    const stop = this.stopListening;
+    this.stopListening = null;
+    await stop?.();
+  }
+}

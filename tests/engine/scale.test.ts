@@ -1,0 +1,4 @@
+import { connect } from "@/lib/durable/drivers/connect";
+import { runScaleContract } from "../contract/scale-contract";
+
+runScaleContract("PGlite", () => connect("memory://"));
