@@ -47,6 +47,16 @@ export const flaky = defineWorkflow({
   },
 });
 
+/** One non-terminal run per branch (workflow option `singleton`); it waits for a signal. */
+export const exclusive = defineWorkflow({
+  name: "exclusive",
+  input: z.object({ branch: z.string() }),
+  singleton: { key: (input) => input.branch },
+  async run(ctx) {
+    return ctx.step.waitForSignal("done", { timeout: "1h" });
+  },
+});
+
 export interface RouteFixture {
   durable: Durable;
   routes: DurableRoutes;
@@ -61,7 +71,7 @@ export async function createFixture(
   extraWorkflows: AnyWorkflow[] = [],
 ): Promise<RouteFixture> {
   const db = await connect("memory://");
-  const workflows = [greet, approval, flaky, ...extraWorkflows];
+  const workflows = [greet, approval, flaky, exclusive, ...extraWorkflows];
   const durable = createDurable({ db, workflows, secrets: SECRETS, log: () => {} });
   await durable.migrate();
   const routesWith = (more: DurableRoutesOptions) =>
@@ -76,6 +86,7 @@ const TABLES = [
   "durable_events",
   "durable_clock",
   "durable_stream_chunks",
+  "durable_schedules",
 ];
 
 /** Row count and md5 of every durable table's rows (as text, in a stable order). */

@@ -6,6 +6,7 @@ import {
   admin,
   approval,
   createFixture,
+  exclusive,
   expectRefused,
   fingerprint,
   flakiness,
@@ -164,6 +165,21 @@ describe("POST /api/durable/runs (start)", () => {
       409,
       "run_state_conflict",
     );
+  });
+
+  it("refuses a second active run of a singleton key with 409 naming the active run", async () => {
+    await fx.durable.start(exclusive, { branch: "main" }, { id: "reset-main-1" });
+    const body = await expectRefused(
+      fx,
+      () => start({ workflow: "exclusive", input: { branch: "main" }, id: "reset-main-2" }),
+      409,
+      "run_state_conflict",
+    );
+    expect(body.error).toMatchObject({ activeRunId: "reset-main-1" });
+    expect(body.error.message).toContain('"reset-main-1"');
+    await fx.durable.cancel("reset-main-1");
+    expect((await start({ workflow: "exclusive", input: { branch: "main" }, id: "reset-main-2" })).status).toBe(201);
+    await fx.routes.idle(); // the advance after the answer
   });
 
   it("refuses a body over 256 KiB with 413, whether or not it declares its length", async () => {
