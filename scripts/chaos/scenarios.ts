@@ -475,6 +475,69 @@ export async function load(scale: Scale): Promise<ScenarioResult> {
   };
 }
 
+/**
+ * 10: fan-out: instances whose tick route fans out to itself (3 more invocations each, 4 runs at
+ * once per tick), killed at random failpoints and paused past their leases while they drain.
+ */
+export async function fanOut(scale: Scale): Promise<ScenarioResult> {
+  const runs = scale.full ? 3_000 : 600;
+  const instances = scale.full ? 6 : 3;
+  const random = seeded(scale.seed + 10);
+  const { url, db } = await createChaosDatabase("durable_chaos_fan_out");
+  await startRuns(db, runs, () => [Math.floor(random() * 300), Math.floor(random() * 100)]);
+  // Short invocations, so instances die mid-drain often.
+  const env = (i: number) => ({
+    WORKER_BUDGET_MS: "1500",
+    IDLE_EXIT_MS: "2500",
+    KILL_RATE: "0.1",
+    TICK_CONCURRENCY: "4",
+    FAN_OUT: "3",
+    SEED: String(scale.seed + 200 + i),
+  });
+  let spawned = 0;
+  const workers: Worker[] = Array.from({ length: instances }, () => spawnWorker(url, env(spawned++)));
+  let pauses = 0;
+  let restarts = 0;
+  // A nemesis that freezes an instance past its leases now and then, and brings killed ones back.
+  while ((await unfinished(db)) > runs / 10) {
+    await sleep(300 + random() * 500);
+    for (let i = 0; i < workers.length; i++) {
+      const worker = workers[i]!;
+      if (worker.child.exitCode !== null || worker.child.signalCode !== null) {
+        workers[i] = spawnWorker(url, env(spawned++));
+        restarts++;
+      }
+    }
+    const worker = workers[Math.floor(random() * workers.length)]!;
+    if (!worker.paused && random() < 0.3 && worker.child.exitCode === null) {
+      worker.child.kill("SIGSTOP");
+      worker.paused = true;
+      pauses++;
+      setTimeout(() => {
+        worker.child.kill("SIGCONT");
+        worker.paused = false;
+      }, 3_500);
+    }
+  }
+  await sleep(4_000); // every paused instance has resumed
+  for (const w of workers) w.child.kill("SIGKILL");
+  await Promise.all(workers.map((w) => w.exited));
+  const problems = await drain(url, db);
+  return {
+    id: "10",
+    name: `fan-out: ${instances} instances, tick route fanning out 3× with 4 runs per tick, killed and paused`,
+    db,
+    problems,
+    counts: {
+      runs,
+      "instances restarted": restarts,
+      pauses,
+      heals: await events(db, ["heal"]),
+      "late writes refused": await events(db, ["fence.rejected", "step.outcome-conflict"]),
+    },
+  };
+}
+
 /** By docs/invariants.md scenario number (2 and 3 are failpoints of 1). */
 export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<ScenarioResult>]> = [
   ["1-3", crashAtEveryFailpoint],
@@ -485,4 +548,5 @@ export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<Scenari
   ["7", skewedClocks],
   ["8", budgets],
   ["9", load],
+  ["10", fanOut],
 ];
