@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { driverKindOf } from "@/lib/durable/drivers/connect";
+import { describe, expect, it, vi } from "vitest";
+import { driverKindOf, listenUrlFor } from "@/lib/durable/drivers/connect";
 
 describe("driverKindOf", () => {
   it("uses PGlite without a URL or for memory://", () => {
@@ -44,5 +44,30 @@ describe("driverKindOf", () => {
   it("does not echo a password in the error", () => {
     expect(() => driverKindOf("mysql://me:s3cret@h/db", undefined)).toThrow(/me:\*\*\*@/);
     expect(() => driverKindOf("mysql://me:s3cret@h/db", undefined)).not.toThrow(/s3cret/);
+  });
+});
+
+describe("listenUrlFor (where worker mode LISTENs)", () => {
+  it("drops Neon's -pooler host suffix: a transaction pooler carries no notifications", () => {
+    expect(listenUrlFor("postgres://u:p@ep-cool-1-pooler.us-east-2.aws.neon.tech/db?sslmode=require")).toBe(
+      "postgres://u:p@ep-cool-1.us-east-2.aws.neon.tech/db?sslmode=require",
+    );
+    expect(listenUrlFor("postgres://u@127.0.0.1:5432/test")).toBe("postgres://u@127.0.0.1:5432/test");
+    // Only the host: a database or password containing "-pooler." stays as it is.
+    expect(listenUrlFor("postgres://u:a-pooler.b@db.example.com/x-pooler.y")).toBe(
+      "postgres://u:a-pooler.b@db.example.com/x-pooler.y",
+    );
+  });
+
+  it("takes an explicit URL, or DATABASE_URL_UNPOOLED beside DATABASE_URL", () => {
+    expect(listenUrlFor("postgres://a/x", "postgres://b/x")).toBe("postgres://b/x");
+    vi.stubEnv("DATABASE_URL", "postgres://u@pooled.example.com/db");
+    vi.stubEnv("DATABASE_URL_UNPOOLED", "postgres://u@direct.example.com/db");
+    try {
+      expect(listenUrlFor("postgres://u@pooled.example.com/db")).toBe("postgres://u@direct.example.com/db");
+      expect(listenUrlFor("postgres://u@other.example.com/db")).toBe("postgres://u@other.example.com/db");
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

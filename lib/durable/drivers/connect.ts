@@ -24,6 +24,13 @@ export interface ConnectOptions {
   onQuery?: (sql: string) => void;
   /** Force a driver; otherwise chosen by `driverKindOf` from the URL and DURABLE_DRIVER. */
   driver?: DriverKind;
+  /**
+   * Where worker mode LISTENs: a direct (not pooled) connection, since a transaction-mode pooler
+   * such as Neon's `-pooler` host does not carry notifications. Default: DATABASE_URL_UNPOOLED
+   * when connecting to DATABASE_URL (what Neon's Vercel integration sets), else the URL with
+   * Neon's `-pooler` host suffix removed, else the URL itself.
+   */
+  listenUrl?: string;
 }
 
 const ACCEPTED =
@@ -77,7 +84,8 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
     dialect = new PGliteDialect({ pglite });
     listen = pgliteListen(pglite);
   } else {
-    const { pool, newClient } = await createPool(kind, target!, options.poolSize ?? 10);
+    const listenAt = listenUrlFor(target!, options.listenUrl);
+    const { pool, newClient } = await createPool(kind, target!, listenAt, options.poolSize ?? 10);
     dialect = new PostgresDialect({ pool });
     listen = clientListen(newClient);
   }
@@ -99,9 +107,17 @@ function int8AsNumber(base: TypeParsers): TypeParsers {
   };
 }
 
+/** The direct connection string for LISTEN (see ConnectOptions.listenUrl). */
+export function listenUrlFor(url: string, explicit?: string): string {
+  if (explicit) return explicit;
+  if (url === process.env.DATABASE_URL && process.env.DATABASE_URL_UNPOOLED) return process.env.DATABASE_URL_UNPOOLED;
+  return url.replace(/^([^@]*@[^/:?]*?)-pooler\./, "$1.");
+}
+
 async function createPool(
   kind: "pg" | "neon",
   connectionString: string,
+  listenAt: string,
   max: number,
 ): Promise<{ pool: PostgresPool; newClient: () => any }> {
   type ErrorSource = { on(event: "error", listener: (e: Error) => void): unknown };
@@ -118,12 +134,12 @@ async function createPool(
     if (proxy) routeThroughWsProxy(neon.neonConfig, proxy);
     const types = int8AsNumber(neon.types as TypeParsers);
     pool = new neon.Pool({ connectionString, max, types }) as unknown as typeof pool;
-    newClient = () => new neon.Client({ connectionString });
+    newClient = () => new neon.Client({ connectionString: listenAt });
   } else {
     const { default: pg } = await import("pg");
     const types = int8AsNumber(pg.types as TypeParsers);
     pool = new pg.Pool({ connectionString, max, types }) as unknown as typeof pool;
-    newClient = () => new pg.Client({ connectionString });
+    newClient = () => new pg.Client({ connectionString: listenAt });
   }
   // A client whose connection drops (server restart, pg_terminate_backend, Neon scale-to-zero)
   // emits 'error': on the pool while idle, on the client itself while checked out (between the
