@@ -118,7 +118,9 @@ export function runScaleContract(label: string, openDb: () => Promise<Kysely<any
 
     it("refuses a tickConcurrency outside 1–64", () => {
       for (const tickConcurrency of [0, 65, 1.5]) {
-        expect(() => createDurable({ db, workflows: [], tickConcurrency })).toThrow(/tickConcurrency is a whole number/);
+        expect(() => createDurable({ db, workflows: [], tickConcurrency })).toThrow(
+          /tickConcurrency is a whole number/,
+        );
       }
     });
 
@@ -141,7 +143,12 @@ export function runScaleContract(label: string, openDb: () => Promise<Kysely<any
       const { rows } = await sql<{ id: string }>`
         select id from durable_runs where workflow = 'per-tenant' order by finished_at, id`.execute(db);
       // Two at a time, oldest first: 0 and 1 finish before 2 and 3 start.
-      expect(rows.slice(0, 2).map((row) => row.id).sort()).toEqual(["solo-0", "solo-1"]);
+      expect(
+        rows
+          .slice(0, 2)
+          .map((row) => row.id)
+          .sort(),
+      ).toEqual(["solo-0", "solo-1"]);
     });
 
     it("refuses a second active run of a singleton key, naming the active one", async () => {
@@ -186,7 +193,12 @@ export function runScaleContract(label: string, openDb: () => Promise<Kysely<any
       const instance = createDurable({ db, workflows: [badKey] });
       await expect(instance.start(badKey, {})).rejects.toThrow(/concurrency.key must return a string/);
       expect(() =>
-        defineWorkflow({ name: "x", input: z.object({}), concurrency: { key: () => "k", limit: 0 }, run: async () => 1 }),
+        defineWorkflow({
+          name: "x",
+          input: z.object({}),
+          concurrency: { key: () => "k", limit: 0 },
+          run: async () => 1,
+        }),
       ).toThrow(/limit: a whole number >= 1/);
     });
 

@@ -1,7 +1,11 @@
 // LISTEN for a notification channel on the database behind a handle made by `connect()`: a
 // dedicated connection for pg and Neon (kept out of the pool, so the pool stays whole), PGlite's
-// own `listen` in process. Worker mode wakes on it (docs/decisions.md, "Worker mode").
-import type { AnyKysely } from "./connect";
+// own `listen` in process. Worker mode wakes on it (docs/decisions.md, "Worker mode wakes on
+// NOTIFY, not on a poll").
+import type { Kysely } from "kysely";
+
+// Kysely<any>: connect.ts imports this file, so its AnyKysely alias is spelled out here.
+type AnyKysely = Kysely<any>;
 
 /** Stops listening and closes what listening opened. */
 export type StopListening = () => Promise<void>;

@@ -503,7 +503,8 @@ export function createDurable(options: DurableOptions): Durable {
         const { run } = (await readRun(db, id))!;
         const holder = await findSingletonHolder(db, run.workflow, run.singletonKey!);
         throw new RunStateConflictError(
-          `run "${id}" cannot be retried while run "${holder}" holds its singleton key; retry it when that one has finished`,
+          `run "${id}" cannot be retried while run "${holder}" holds its singleton key; ` +
+            "retry it when that one has finished",
           holder ? { activeRunId: holder } : undefined,
         );
       }

@@ -44,10 +44,11 @@ export const DUE_CHANNEL = "durable_due";
 const LISTENING_POLL_MS = 10_000;
 
 /**
- * Worker mode (docs/decisions.md, "Worker mode"): `concurrency` loops claim and advance due runs
- * until none is due, then sleep until a run becomes due: a notification, the next wake time, or
- * the poll interval, whichever comes first. Errors of the database are logged and waited out;
- * the worker stops only when `signal` aborts, after every held run was given back or recorded.
+ * Worker mode (docs/decisions.md, "Worker mode wakes on NOTIFY, not on a poll"): `concurrency`
+ * loops claim and advance due runs until none is due, then sleep until a run becomes due: a
+ * notification, the next wake time, or the poll interval, whichever comes first. Errors of the
+ * database are logged and waited out; the worker stops only when `signal` aborts, after every
+ * held run was given back or recorded.
  */
 export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise<WorkReport> {
   const concurrency = options.concurrency ?? 8;

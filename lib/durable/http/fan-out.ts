@@ -1,5 +1,6 @@
-// Fan-out (docs/decisions.md, "Fan-out"): a tick that finds more due runs than it can advance at
-// once calls its own route again, so a backlog drains at the rate of several invocations.
+// Fan-out (docs/decisions.md, "Fan-out through the tick route"): a tick that finds more due runs
+// than it can advance at once calls its own route again, so a backlog drains at the rate of
+// several invocations.
 
 /** The header that counts hops: a tick called by a tick carries 1 and calls no further one. */
 export const HOP_HEADER = "x-durable-hop";
