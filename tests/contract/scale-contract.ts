@@ -80,6 +80,16 @@ const threeSteps = defineWorkflow({
   },
 });
 
+// Parks for 800 ms (with in-process waits off): a worker must wake it by the clock.
+const napper = defineWorkflow({
+  name: "napper",
+  input: z.object({}),
+  async run(ctx) {
+    await ctx.step.sleep("nap", "800ms");
+    return "rested";
+  },
+});
+
 export function runScaleContract(label: string, openDb: () => Promise<Kysely<any>>) {
   describe(`scaling out (${label})`, () => {
     let db: Kysely<any>;
@@ -228,6 +238,16 @@ export function runScaleContract(label: string, openDb: () => Promise<Kysely<any
       again.abort();
       expect((await next).completed).toBe(1);
       expect(["a", "b", "c"].map((id) => executions.get(`w-2/${id}`))).toEqual([1, 1, 1]);
+    });
+
+    it("worker mode: wakes a parked run at its wake time, with no notification", async () => {
+      const parking = createDurable({ db, workflows: [napper], defaults: { inProcessWait: "0ms" } });
+      const stop = new AbortController();
+      const working = parking.work({ concurrency: 4, signal: stop.signal, pollMs: 60_000 });
+      await parking.start(napper, {}, { id: "nap-1" });
+      await until(async () => (await parking.status("nap-1"))?.status === "completed", 5_000);
+      stop.abort();
+      expect(await working).toMatchObject({ claimed: 2, waiting: 1, completed: 1 });
     });
 
     it("worker mode: refuses a concurrency outside 1–1000", async () => {

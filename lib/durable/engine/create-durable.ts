@@ -256,11 +256,13 @@ export function createDurable(options: DurableOptions): Durable {
     runId: string | undefined,
     exclude: readonly string[],
     release?: AbortSignal,
+    onClaimed?: () => void,
   ) {
     const remaining = deadline - performance.now();
     // The lease covers the invocation's deadline plus the margin (docs/rules.md, rule 11a).
     const claim = await claimDueRun(db, { workflows: names, runId, leaseMs: remaining + marginMs, exclude, limits });
     if (!claim) return null;
+    onClaimed?.();
     await failpoint("claim.after");
     const workflow = workflows.get(claim.run.workflow)!;
     const outcome = await advanceClaimedRun(settings, workflow, claim, deadline, budget, release);
@@ -407,7 +409,8 @@ export function createDurable(options: DurableOptions): Durable {
           workflows: names,
           budgetMs,
           log,
-          claimAndAdvance: (deadline, budget, release) => claimAndAdvance(deadline, budget, undefined, [], release),
+          claimAndAdvance: (deadline, budget, release, onClaimed) =>
+            claimAndAdvance(deadline, budget, undefined, [], release, onClaimed),
           startDueSchedules: () => scheduler.startDue(),
         },
         workOptions,

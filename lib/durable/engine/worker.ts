@@ -34,7 +34,13 @@ export interface WorkerDeps {
   /** The budget of one claim: a run held this long is given back and claimed again (ms). */
   budgetMs: number;
   log: (message: string) => void;
-  claimAndAdvance(deadline: number, budgetMs: number, release: AbortSignal): Promise<Advanced | null>;
+  /** Claims one due run and advances it; `onClaimed` runs as soon as the claim succeeded. */
+  claimAndAdvance(
+    deadline: number,
+    budgetMs: number,
+    release: AbortSignal,
+    onClaimed: () => void,
+  ): Promise<Advanced | null>;
   startDueSchedules(): Promise<string[]>;
 }
 
@@ -77,16 +83,20 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
         const seen = waker.generation;
         try {
           const deadline = performance.now() + deps.budgetMs;
-          const advanced = await deps.claimAndAdvance(deadline, deps.budgetMs, signal);
+          // A loop that got a run wakes the next idle one: a burst pulls in every loop in turn, and
+          // a single run costs one claim, not one claim per idle loop.
+          const advanced = await deps.claimAndAdvance(deadline, deps.budgetMs, signal, () => waker.wakeOne());
           if (advanced) {
             countAdvanced(report, advanced);
+            // It may have parked with a wake time earlier than the one the idle loops wait for.
+            waker.retime();
             continue;
           }
           report.scheduled += await waker.startDueSchedules();
           await waker.idle(seen);
         } catch (error) {
           deps.log(`worker: ${(error as Error)?.message ?? error}; trying again in ${pollMs} ms`);
-          await waker.sleep(pollMs);
+          await waker.pause(pollMs);
         }
       }
     });
@@ -96,14 +106,19 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
   return report;
 }
 
-/** Wakes idle loops: on a notification, at the next wake time, at the poll interval, or on stop. */
+/**
+ * Wakes idle loops, one at a time: on a notification, at the next wake time, or at the poll
+ * interval; all of them on stop. One idle loop at a time keeps the timer, after reading how long
+ * until the next run wakes.
+ */
 class Waker {
-  /** Counts notifications: a loop that saw one arrive while it was claiming does not sleep. */
+  /** Counts wake-ups: a loop that missed one while it was claiming does not go to sleep. */
   generation = 0;
   private stopListening: StopListening | null = null;
   private relistenAt = 0;
-  private pending: Promise<void> | null = null;
-  private readonly sleepers = new Set<() => void>();
+  private readonly sleepers: (() => void)[] = [];
+  private timing = false;
+  private changed: (() => void) | null = null;
   private lastSchedules = 0;
 
   constructor(
@@ -125,10 +140,7 @@ class Waker {
     try {
       this.stopListening = await listen(
         DUE_CHANNEL,
-        () => {
-          this.generation++;
-          this.wakeAll();
-        },
+        () => this.wakeOne(),
         (error) => {
           this.deps.log(`worker: the listening connection dropped (${error.message}); polling until it is back`);
           this.stopListening = null;
@@ -148,40 +160,74 @@ class Waker {
     return (await this.deps.startDueSchedules()).length;
   }
 
-  /** Sleeps until a run may be due, unless a notification came since generation `seen`. */
+  /** Sleeps until woken, unless a wake-up came since generation `seen`. */
   idle(seen: number): Promise<void> {
     if (this.generation !== seen || this.signal.aborted) return Promise.resolve();
-    this.pending ??= this.sleepUntilDue().finally(() => (this.pending = null));
-    return this.pending;
+    const asleep = new Promise<void>((resolve) => this.sleepers.push(resolve));
+    if (!this.timing) void this.keepTime();
+    return asleep;
   }
 
-  /** Sleeps `ms`, woken early by a notification or a stop. */
-  sleep(ms: number): Promise<void> {
+  /** Wakes one idle loop; with none asleep, the next loop about to sleep does not. */
+  wakeOne(): void {
+    this.retime();
+    this.sleepers.shift()?.();
+  }
+
+  /** The next wake time may have moved: the timer is set again, after a fresh read. */
+  retime(): void {
+    this.generation++;
+    this.changed?.();
+  }
+
+  private wakeAll(): void {
+    this.retime();
+    for (const wake of this.sleepers.splice(0)) wake();
+  }
+
+  /** Sleeps `ms` (a database error waited out), woken early only by a stop. */
+  pause(ms: number): Promise<void> {
     if (this.signal.aborted) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.sleepers.delete(done);
+        this.signal.removeEventListener("abort", done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.sleepers.add(done);
+      this.signal.addEventListener("abort", done, { once: true });
     });
   }
 
-  private wakeAll(): void {
-    for (const wake of [...this.sleepers]) wake();
-  }
-
-  private async sleepUntilDue(): Promise<void> {
+  /** Wakes one loop when the next run is due by time (or at the poll interval). */
+  private async keepTime(): Promise<void> {
+    this.timing = true;
     const seen = this.generation;
-    if (!this.stopListening && Date.now() >= this.relistenAt) await this.listen();
-    const cap = this.stopListening ? LISTENING_POLL_MS : this.pollMs;
-    const untilWake = await msUntilNextWake(this.deps.db, this.deps.workflows);
-    // Due now but not claimed (held by a concurrency limit, or by another claimer): poll.
-    const ms = untilWake === null ? cap : untilWake <= 0 ? this.pollMs : Math.min(cap, Math.ceil(untilWake));
-    // A notification that came while we asked is not slept through.
-    if (this.generation === seen) await this.sleep(Math.max(ms, 1));
+    try {
+      if (!this.stopListening && Date.now() >= this.relistenAt) await this.listen();
+      const cap = this.stopListening ? LISTENING_POLL_MS : this.pollMs;
+      const untilWake = await msUntilNextWake(this.deps.db, this.deps.workflows);
+      // Due now but not claimed (held by a concurrency limit, or by another claimer): poll.
+      const ms = untilWake === null ? cap : untilWake <= 0 ? this.pollMs : Math.min(cap, Math.ceil(untilWake));
+      // Until the time comes, or until the wake time may have moved (then the next idle loop reads it).
+      if (this.generation === seen) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            this.changed = null;
+            resolve();
+          };
+          const timer = setTimeout(done, Math.max(ms, 1));
+          this.changed = done;
+        });
+      }
+    } catch (error) {
+      this.deps.log(`worker: reading the next wake time failed (${(error as Error)?.message ?? error})`);
+      await this.pause(this.pollMs);
+    } finally {
+      this.timing = false;
+    }
+    if (this.generation === seen) this.wakeOne();
   }
 
   async close(): Promise<void> {
