@@ -5,13 +5,23 @@ import { attachProviderDb } from "./mock-providers/db";
 import { approval } from "./workflows/approval";
 import { checkout } from "./workflows/checkout";
 import { hello } from "./workflows/hello";
+import { nightlyDigest } from "./workflows/nightly-digest";
 import { outboxDelivery } from "./workflows/outbox-delivery";
 import { planApproval } from "./workflows/plan-approval";
 import { reportExport } from "./workflows/report-export";
 import { research } from "./workflows/research";
 
 /** The workflows this app runs: register a new one here and every route knows it. */
-export const workflows = [hello, approval, checkout, planApproval, outboxDelivery, reportExport, research];
+export const workflows = [
+  hello,
+  approval,
+  checkout,
+  planApproval,
+  outboxDelivery,
+  reportExport,
+  research,
+  nightlyDigest,
+];
 
 /** The app's durable instance (one database handle per process; see createAppDurable). */
 export const getDurable = createAppDurable({

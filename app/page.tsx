@@ -4,6 +4,7 @@ import { startDemo } from "./actions";
 import { AutoRefresh } from "./components/auto-refresh";
 import { DashboardOff, dashboardEnabled } from "./components/dashboard-access";
 import { RunsTable } from "./components/runs-table";
+import { SchedulesCard } from "./components/schedules-card";
 import { SubmitButton } from "./components/submit-button";
 import { getDurable } from "./durable";
 import { countRuns } from "./runs/counts";
@@ -23,7 +24,7 @@ export default async function Home({ searchParams }: Props) {
   const params = await searchParams;
   const filter: Filter = FILTERS.find((f) => f === params.status) ?? "all";
   const durable = await getDurable();
-  const counts = await countRuns(durable.db);
+  const [counts, schedules] = await Promise.all([countRuns(durable.db), durable.schedules()]);
   const status = filter === "all" ? undefined : filter;
   let page: ListPage;
   try {
@@ -110,6 +111,7 @@ export default async function Home({ searchParams }: Props) {
           {page.nextCursor ? <Link href={hrefFor(filter, page.nextCursor)}>Older →</Link> : null}
         </div>
       </section>
+      <SchedulesCard schedules={schedules} now={now} />
       <AutoRefresh active={counts.pending + counts.running + counts.waiting > 0} />
     </>
   );

@@ -253,9 +253,17 @@ describe("add-to-app", () => {
     // Pinned exactly (-E), so the app's package.json records these versions rather than caret ranges.
     const install = /npm install -E (@electric-sql\S+ .*)/.exec(first.output)?.[1]?.split(" ") ?? [];
     expect(install.sort()).toEqual(
-      ["@electric-sql/pglite", "@neondatabase/serverless", "@vercel/functions", "ai", "kysely", "pg", "ws", "zod"].map(
-        (p) => `${p}@${ours.dependencies[p]}`,
-      ),
+      [
+        "@electric-sql/pglite",
+        "@neondatabase/serverless",
+        "@vercel/functions",
+        "ai",
+        "croner",
+        "kysely",
+        "pg",
+        "ws",
+        "zod",
+      ].map((p) => `${p}@${ours.dependencies[p]}`),
     );
     expect(first.output).toContain(
       `npm install -D -E @types/pg@${ours.devDependencies["@types/pg"]} @types/ws@${ours.devDependencies["@types/ws"]}`,

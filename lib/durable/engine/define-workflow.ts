@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { InvalidInputError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
 import type { AnyWorkflow, NoSignals, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
+import { validateSchedule } from "./schedules";
 
 /**
  * Declares a workflow: a plain async function whose side effects are named steps.
@@ -37,6 +38,7 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   if (singleton !== undefined && typeof singleton?.key !== "function") {
     throw new InvalidInputError(`workflow "${definition.name}": singleton is { key: (input) => string }`);
   }
+  validateSchedule(definition as AnyWorkflow);
   return Object.freeze({ ...definition });
 }
 
