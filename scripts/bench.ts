@@ -1,6 +1,10 @@
 // npm run bench: the figures of docs/performance.md, printed, never asserted by timing. Everything is
 // measured in this one run; every ratio is computed from figures of this run.
 // The pieces live in scripts/bench/ (one concept per file).
+//
+//   npm run bench                              every section (5, scale-out, takes ~10 minutes of it)
+//   npm run bench -- --scale                   the machine and section 5 only
+//   npm run bench -- --scale --scale-runs 40   section 5 on a backlog of 40 runs (default 2,000)
 import { dropCreatedDatabases } from "./bench/databases";
 import { claimLatency } from "./bench/claim-latency";
 import { loadAverage, machine } from "./bench/machine";
@@ -20,6 +24,16 @@ import {
   type Raw,
   type StatementTimes,
 } from "./bench/throughput";
+import {
+  KEY_LIMIT,
+  KEYED_RUNS,
+  LATENCY_SAMPLES as WORKER_LATENCY_SAMPLES,
+  PROVIDER_MS,
+  SAMPLE_MS,
+  scaleOut,
+  TENANTS,
+  WORKER_CONCURRENCY,
+} from "./bench/scale-out";
 
 const RUNS = 2_000;
 const LOOPS = 8;
@@ -29,7 +43,9 @@ const WARMUP_RUNS = 300;
 const LATENCY_SAMPLES = 200;
 const CLAIM_SAMPLES = 500;
 const FINISHED_RUNS = 1_000_000;
+const SCALE_RUNS = 2_000;
 const began = performance.now();
+const options = parseOptions(process.argv.slice(2));
 
 /** A section title, with the machine's 1-minute load average when the section's figures were taken. */
 const heading = (text: string) => title(`${text}  [load ${loadAverage().split(" ")[0]}]`);
@@ -58,6 +74,17 @@ try {
     );
   }
 
+  if (!options.scaleOnly) await coreSections();
+
+  // ── 5. Scale-out ───────────────────────────────────────────────────────────────────────────
+  await scaleSection(options.scaleRuns);
+} finally {
+  await dropCreatedDatabases();
+}
+console.log(`\nbench took ${((performance.now() - began) / 1000).toFixed(0)} s; load average now ${loadAverage()}`);
+
+/** Sections 1–4: the engine on PostgreSQL and PGlite, in this process. */
+async function coreSections(): Promise<void> {
   // ── 1. Round trips ─────────────────────────────────────────────────────────────────────────
   const rt = { pglite: await roundTrips("pglite"), postgres: await roundTrips("postgres") };
   heading(
@@ -318,7 +345,147 @@ try {
     `  median claim with ${FINISHED_RUNS.toLocaleString("en-US")} finished runs is ${ratio(worst)} the empty table: ` +
       `${worst <= 2 ? "within" : "OUTSIDE"} the 2× target.`,
   );
-} finally {
-  await dropCreatedDatabases();
 }
-console.log(`\nbench took ${((performance.now() - began) / 1000).toFixed(0)} s; load average now ${loadAverage()}`);
+
+/** `--scale` (section 5 only) and `--scale-runs N` (its backlog); anything else is refused. */
+function parseOptions(args: string[]): { scaleOnly: boolean; scaleRuns: number } {
+  const parsed = { scaleOnly: false, scaleRuns: SCALE_RUNS };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--scale") parsed.scaleOnly = true;
+    else if (arg === "--scale-runs" || arg.startsWith("--scale-runs=")) {
+      const value = arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : args[++i];
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1) {
+        console.error(`--scale-runs takes a whole number of runs >= 1, not ${JSON.stringify(value)}`);
+        process.exit(2);
+      }
+      parsed.scaleRuns = n;
+    } else {
+      console.error(`unknown option ${arg}: npm run bench [-- --scale] [--scale-runs N]`);
+      process.exit(2);
+    }
+  }
+  return parsed;
+}
+
+/** Section 5: scale-out through the tick route of `next start`, and worker mode (scripts/bench/scale-out.ts). */
+async function scaleSection(runs: number): Promise<void> {
+  const s = await scaleOut(runs);
+  const n = runs.toLocaleString("en-US");
+  heading(
+    `5. Scale-out: a backlog of ${n} due runs, each one step calling a mock provider that answers after ` +
+      `${PROVIDER_MS} ms,\n   drained through GET /api/durable/tick of \`next start\` ` +
+      "(a fresh app made by add-to-app, " +
+      `built in ${(s.buildMs / 1000).toFixed(0)} s;\n   one caller with the cron bearer, calling again as soon as a ` +
+      "call returns), or by one worker process and no tick at all",
+  );
+  const rate = (v: number) => (v < 100 ? `${v.toFixed(1)}/s` : perSecond(v));
+  const serial = s.modes.find((m) => m.key === "serial")!;
+  table([
+    [
+      "mode",
+      "drain",
+      "runs/s",
+      "vs serial",
+      "provider calls",
+      "max in flight",
+      "max running (db)",
+      "tick calls",
+      "fanned out",
+    ],
+    ...s.modes.map((m) =>
+      m.skipped
+        ? [`${m.label} (not measured)`, "-", "-", "-", "-", "-", "-", "-", "-"]
+        : [
+            m.label,
+            `${m.seconds.toFixed(1)} s`,
+            rate(m.runsPerSecond),
+            ratio(serial.seconds / m.seconds),
+            String(m.providerRequests),
+            String(m.maxInFlight),
+            String(m.maxExecuting),
+            m.key === "worker" ? "-" : String(m.tickCalls),
+            m.key === "worker" ? "-" : String(m.fannedOut),
+          ],
+    ),
+  ]);
+  const breaches: string[] = [];
+  const measured = s.modes.filter((m) => !m.skipped);
+  for (const m of measured) {
+    if (m.providerRequests !== runs) breaches.push(`${m.key}: ${m.providerRequests} provider calls for ${n} runs`);
+    if (m.duplicates > 0) breaches.push(`${m.key}: ${m.duplicates} runs called the provider more than once`);
+  }
+  const target = measured
+    .filter((m) => m.key === "fanout" || m.key === "worker")
+    .map((m) => {
+      const x = serial.seconds / m.seconds;
+      return `${m.key} ${ratio(x)} (${x >= 8 ? "meets" : "MISSES"} it)`;
+    });
+  const worker = measured.find((m) => m.key === "worker");
+  console.log(
+    `
+  vs serial: serial's drain time over the mode's, both from this run. Target >= 8× serial: ${
+    target.length ? target.join(", ") : "not measured"
+  }.
+  provider calls: requests the mock provider received during the drain; each run makes exactly one, so it must be ` +
+      `${n}: ${measured.every((m) => m.providerRequests === runs && m.duplicates === 0) ? "it is" : "IT IS NOT"} ` +
+      `in every mode measured.
+  max in flight: provider calls in flight at once (the mock's count); max running (db): most runs \`running\` under ` +
+      `a live lease,
+  sampled every ${SAMPLE_MS} ms. tick calls: the caller's calls (the hops a call fans out to are not among them); ` +
+      `fanned out: the sum of
+  the caller's reports' \`fannedOut\`. The drain is timed from the first call (worker: the worker's start) to the ` +
+      "sample finding no run left non-terminal." +
+      (worker
+        ? `\n  worker: stopped ${worker.stopMs!.toFixed(0)} ms after SIGTERM (its signal aborts); ` +
+          `its report: ${JSON.stringify(worker.workReport)}.`
+        : ""),
+  );
+  for (const m of s.modes.filter((m) => m.skipped)) console.log(`  not measured: ${m.label}: ${m.skipped}.`);
+
+  heading(
+    `   Concurrency keys: ${KEYED_RUNS} runs of a workflow with concurrency { key: (input) => input.tenant, ` +
+      `limit: ${KEY_LIMIT} } over ${TENANTS} tenants;\n   most runs of one key seen \`running\` under a live lease ` +
+      `(durable_runs sampled every ${SAMPLE_MS} ms), and the provider's calls in flight per key`,
+  );
+  const perKey = (values: Record<string, number>) => Object.values(values).join(" ");
+  table([
+    ["drained by", "max per key (db)", "max per key (provider)", "limit", "verdict", "drain", "samples"],
+    ...s.keyed.map((k) => {
+      if (k.skipped) return [`${k.via} (not measured: ${k.skipped})`, "-", "-", String(KEY_LIMIT), "-", "-", "-"];
+      const db = Object.values(k.perKey);
+      const over = [...db, ...Object.values(k.providerPerKey)].some((v) => v > KEY_LIMIT);
+      if (over) breaches.push(`keys through the ${k.via}: over the limit of ${KEY_LIMIT}`);
+      if (k.providerRequests !== KEYED_RUNS) {
+        breaches.push(`keys through the ${k.via}: ${k.providerRequests} provider calls for ${KEYED_RUNS} runs`);
+      }
+      const verdict = over ? "OVER THE LIMIT" : db.every((v) => v === KEY_LIMIT) ? "= limit" : "below the limit";
+      return [
+        k.via,
+        perKey(k.perKey),
+        perKey(k.providerPerKey),
+        String(KEY_LIMIT),
+        verdict,
+        `${k.seconds.toFixed(1)} s`,
+        String(k.samples),
+      ];
+    }),
+  ]);
+
+  heading(
+    `   Worker mode: start to completion of one 3-step run (start from this process with an idle worker running, ` +
+      `concurrency ${WORKER_CONCURRENCY};\n   completion seen through LISTEN on a trigger of the bench's own, after ` +
+      `its commit; ${WORKER_LATENCY_SAMPLES} samples, one at a time)`,
+  );
+  const l = s.latency;
+  table([
+    ["p50", "p99", "mean", "max"],
+    l.skipped ? [`not measured: ${l.skipped}`, "", "", ""] : [ms(l.p50), ms(l.p99), ms(l.mean), ms(l.max)],
+  ]);
+
+  if (breaches.length > 0) {
+    console.log(`\n  SCALE-OUT CORRECTNESS: ${breaches.join("; ")}`);
+    process.exitCode = 1;
+  }
+}
