@@ -166,7 +166,8 @@ export interface Durable {
    * Worker mode, for hosts that run long: claims and advances due runs, `concurrency` at once
    * (default 8), and sleeps until a run becomes due (LISTEN/NOTIFY where the driver has it, else
    * polling every `pollMs`, default 1000). Once `signal` aborts it claims nothing more, gives each
-   * run it holds back at its next step, and resolves with what it did.
+   * run it holds back at its next step, and resolves with what it did. `close()` stops it too, but
+   * abort and await it first: a run is given back only while the database is open.
    */
   work(options?: WorkOptions): Promise<WorkReport>;
   /** How many runs a claim would take now, counted up to `max` (default 1,000). */
@@ -242,6 +243,7 @@ export function createDurable(options: DurableOptions): Durable {
   const testing = options.testing ?? process.env.NODE_ENV === "test";
   let warnedSmallBudget = false;
   let closed = false;
+  const closing = new AbortController();
   const open = () => {
     if (closed) throw new RunStateConflictError("this durable instance is closed");
   };
@@ -401,8 +403,10 @@ export function createDurable(options: DurableOptions): Durable {
       return report;
     },
 
-    work(workOptions = {}) {
+    async work(workOptions = {}) {
       open();
+      // A worker stops when its signal aborts or the instance closes, whichever comes first.
+      const stops = workOptions.signal ? [workOptions.signal, closing.signal] : [closing.signal];
       return runWorker(
         {
           db,
@@ -413,7 +417,7 @@ export function createDurable(options: DurableOptions): Durable {
             claimAndAdvance(deadline, budget, undefined, [], release, onClaimed),
           startDueSchedules: () => scheduler.startDue(),
         },
-        workOptions,
+        { ...workOptions, signal: AbortSignal.any(stops) },
       );
     },
 
@@ -524,6 +528,7 @@ export function createDurable(options: DurableOptions): Durable {
     async close() {
       if (closed) return;
       closed = true;
+      closing.abort();
       await db.destroy();
     },
 
