@@ -267,11 +267,16 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
         await checkAndShoot(phone, "run-approval-390.png");
         await phone.goto(`${server.url}/`);
         await phone.locator(`tr[data-run="${checkout}"]`).waitFor();
-        expect(await phone.locator(".runs-table thead").isVisible()).toBe(false);
+        // Both tables of the page (runs and schedules) become cards.
+        for (const region of ["Runs", "Schedules"]) {
+          expect(await phone.getByRole("region", { name: region }).locator("thead").isVisible()).toBe(false);
+        }
         await checkAndShoot(phone, "dashboard-390.png");
 
         await phone.setViewportSize(WIDE);
-        expect(await phone.locator(".runs-table thead").isVisible()).toBe(true);
+        for (const region of ["Runs", "Schedules"]) {
+          expect(await phone.getByRole("region", { name: region }).locator("thead").isVisible()).toBe(true);
+        }
         await checkAndShoot(phone, "dashboard-1280.png");
         await phone.goto(`${server.url}/runs/${encodeURIComponent(research)}`);
         await researchAnswerShown(phone);
