@@ -5,12 +5,15 @@ export { type Duration, toMs } from "./duration";
 export { type AppDurableOptions, createAppDurable } from "./engine/app-durable";
 export {
   type AdvanceOutcome,
+  type CompactReport,
   createDurable,
   type Durable,
   type DurableDefaults,
   type DurableOptions,
   type ListOptions,
   type ListPage,
+  type RetentionOptions,
+  type RunEvent,
   type ScheduleInfo,
   type SignalInput,
   type SignalResult,

@@ -62,6 +62,8 @@ export const tickReportSchema = z.object({
   scheduled: z.number().int(),
   /** Further tick invocations this tick's route called (fan-out; 0 from `durable.tick()` itself). */
   fannedOut: z.number().int(),
+  /** Runs compacted or deleted and events deleted by this tick's retention slice. */
+  compacted: z.number().int(),
   budgetLeftMs: z.number(),
   /** Why a tick did less than it could, e.g. a budget too small to claim anything. */
   warnings: z.array(z.string()),

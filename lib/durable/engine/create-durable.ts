@@ -20,7 +20,9 @@ import {
   listRuns,
   migrate,
   readRun,
+  readEvents,
   readStream,
+  type RunEvent,
   retryRun,
   shiftClock,
   type StreamChunk,
@@ -29,7 +31,9 @@ import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, Signal
 import { type AdvanceOutcome, advanceClaimedRun } from "./advance";
 import { registerWorkflows } from "./define-workflow";
 import { countAdvanced, emptyTickReport, runLoops } from "./loops";
+import { type CompactReport, createCompactor, type RetentionOptions } from "./retention";
 import { createScheduler, type ScheduleInfo } from "./schedules";
+import { withInvocationSpan } from "./tracing";
 import { runWorker, type WorkOptions, type WorkReport } from "./worker";
 import type { ExecutionSettings, StepMockLookup } from "./execution";
 import { failpoint } from "./failpoints";
@@ -76,6 +80,12 @@ export interface DurableOptions {
    * overlap. Each holds a database connection only while it writes (README, "Scaling out").
    */
   tickConcurrency?: number;
+  /**
+   * Deletes what finished long ago, a bounded slice per tick (README, "Retention"): step rows,
+   * signals and stream chunks of terminal runs (`steps`), terminal run rows (`runs`), events
+   * (`events`). Never anything of a run that is not terminal. Default: keep everything.
+   */
+  retention?: RetentionOptions;
   /** Where engine warnings go (console.warn). */
   log?: (message: string) => void;
 }
@@ -174,6 +184,13 @@ export interface Durable {
   countDue(options?: { max?: number }): Promise<number>;
   /** The registered schedules and their next slots. */
   schedules(): Promise<ScheduleInfo[]>;
+  /**
+   * The run's events (heals, budget yields, refused writes, outcome conflicts, cancels, retries …),
+   * oldest first, at most `limit` (default 200, at most 1,000) after event id `after`.
+   */
+  events(runId: string, options?: { after?: number; limit?: number }): Promise<RunEvent[]>;
+  /** Applies `retention` now, up to `limit` rows of each kind (default 1,000): for a script or a cron of its own. */
+  compact(options?: { limit?: number }): Promise<CompactReport>;
   advance(id: string, options?: { budgetMs?: number }): Promise<AdvanceOutcome | null>;
   /**
    * Delivers a signal into the run's mailbox: it queues behind earlier deliveries of its name, and
@@ -284,12 +301,63 @@ export function createDurable(options: DurableOptions): Durable {
     return key;
   }
 
+  const compactor = createCompactor({ db, retention: options.retention, log });
+
   const scheduler = createScheduler({
     db,
     workflows,
     start: (workflow, input, id) => durable.start(workflow, input as never, { id }),
     log,
   });
+
+  /** One tick (see `Durable.tick`): due schedule slots, then up to `concurrency` claim loops, then retention. */
+  async function tick(tickOptions: { budgetMs?: number; concurrency?: number }): Promise<TickReport> {
+    open();
+    const budget = tickOptions.budgetMs ?? budgetMs;
+    const concurrency = loopCount(tickOptions.concurrency ?? tickConcurrency, "concurrency");
+    const deadline = performance.now() + budget;
+    const report: TickReport = emptyTickReport();
+    try {
+      report.scheduled = (await scheduler.startDue()).length;
+    } catch (error) {
+      // A schedule that cannot start must not stop the runs already due from advancing.
+      const warning = `starting due schedule slots failed: ${(error as Error)?.message ?? error}`;
+      report.warnings.push(warning);
+      log(warning);
+    }
+    // A budget that cannot fit the default lease plus the margin claims nothing: say so, once
+    // in the log and in every such report, rather than tick silently (docs/rules.md, rule 11).
+    if (budget < leaseMs + marginMs) {
+      const warning =
+        `a tick budget of ${Math.round(budget)} ms claims nothing: it must fit the default lease ` +
+        `(${leaseMs} ms) plus the margin (${marginMs} ms); raise maxDuration or lower defaults.lease`;
+      report.warnings.push(warning);
+      if (!warnedSmallBudget) log(warning);
+      warnedSmallBudget = true;
+    }
+    // Runs given back by this tick are not claimed again by it, by any of its loops.
+    const yielded: string[] = [];
+    await runLoops(concurrency, async () => {
+      // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
+      while (deadline - performance.now() >= leaseMs + marginMs) {
+        const advanced = await claimAndAdvance(deadline, budget, undefined, yielded);
+        if (!advanced) return;
+        countAdvanced(report, advanced);
+        if (advanced.outcome === "yielded") yielded.push(advanced.claim.run.id);
+      }
+    });
+    // What is left of the budget goes to retention, in a bounded slice (README, "Retention").
+    try {
+      const compacted = await compactor.slice();
+      if (compacted) report.compacted = compacted.runsCompacted + compacted.runsDeleted + compacted.eventsDeleted;
+    } catch (error) {
+      const warning = `retention failed: ${(error as Error)?.message ?? error}`;
+      report.warnings.push(warning);
+      log(warning);
+    }
+    report.budgetLeftMs = Math.max(0, Math.round(deadline - performance.now()));
+    return report;
+  }
 
   // A named object, not `this`: methods keep working when a caller destructures them.
   const durable: Durable = {
@@ -364,43 +432,8 @@ export function createDurable(options: DurableOptions): Durable {
       };
     },
 
-    async tick(tickOptions = {}) {
-      open();
-      const budget = tickOptions.budgetMs ?? budgetMs;
-      const concurrency = loopCount(tickOptions.concurrency ?? tickConcurrency, "concurrency");
-      const deadline = performance.now() + budget;
-      const report: TickReport = emptyTickReport();
-      try {
-        report.scheduled = (await scheduler.startDue()).length;
-      } catch (error) {
-        // A schedule that cannot start must not stop the runs already due from advancing.
-        const warning = `starting due schedule slots failed: ${(error as Error)?.message ?? error}`;
-        report.warnings.push(warning);
-        log(warning);
-      }
-      // A budget that cannot fit the default lease plus the margin claims nothing: say so, once
-      // in the log and in every such report, rather than tick silently (docs/rules.md, rule 11).
-      if (budget < leaseMs + marginMs) {
-        const warning =
-          `a tick budget of ${Math.round(budget)} ms claims nothing: it must fit the default lease ` +
-          `(${leaseMs} ms) plus the margin (${marginMs} ms); raise maxDuration or lower defaults.lease`;
-        report.warnings.push(warning);
-        if (!warnedSmallBudget) log(warning);
-        warnedSmallBudget = true;
-      }
-      // Runs given back by this tick are not claimed again by it, by any of its loops.
-      const yielded: string[] = [];
-      await runLoops(concurrency, async () => {
-        // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
-        while (deadline - performance.now() >= leaseMs + marginMs) {
-          const advanced = await claimAndAdvance(deadline, budget, undefined, yielded);
-          if (!advanced) return;
-          countAdvanced(report, advanced);
-          if (advanced.outcome === "yielded") yielded.push(advanced.claim.run.id);
-        }
-      });
-      report.budgetLeftMs = Math.max(0, Math.round(deadline - performance.now()));
-      return report;
+    tick(tickOptions = {}) {
+      return withInvocationSpan("tick", () => tick(tickOptions));
     },
 
     async work(workOptions = {}) {
@@ -435,12 +468,28 @@ export function createDurable(options: DurableOptions): Durable {
       return scheduler.list();
     },
 
+    async events(runId, eventOptions = {}) {
+      open();
+      const { after = 0, limit = 200 } = eventOptions;
+      if (!Number.isSafeInteger(after) || after < 0) throw new InvalidInputError("after is a whole number >= 0");
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+        throw new InvalidInputError("limit is an integer from 1 to 1000");
+      }
+      if (!isStorableName(runId)) return [];
+      return readEvents(db, runId, after, limit);
+    },
+
+    async compact(compactOptions = {}) {
+      open();
+      return compactor.compact(compactOptions);
+    },
+
     async advance(id, advanceOptions = {}) {
       open();
       const budget = advanceOptions.budgetMs ?? budgetMs;
       const deadline = performance.now() + budget;
       if (budget < marginMs) return null;
-      const advanced = await claimAndAdvance(deadline, budget, id, []);
+      const advanced = await withInvocationSpan("advance", () => claimAndAdvance(deadline, budget, id, []));
       return advanced?.outcome ?? null;
     },
 
@@ -547,7 +596,16 @@ export function createDurable(options: DurableOptions): Durable {
   return durable;
 }
 
-export type { AdvanceOutcome, ScheduleInfo, SignalSchemas, WorkOptions, WorkReport };
+export type {
+  AdvanceOutcome,
+  CompactReport,
+  RetentionOptions,
+  RunEvent,
+  ScheduleInfo,
+  SignalSchemas,
+  WorkOptions,
+  WorkReport,
+};
 
 /** A number of concurrent loops: a whole number from 1 to 64. */
 function loopCount(value: number, name: string): number {

@@ -28,6 +28,7 @@ export function emptyTickReport(): TickReport {
     healed: 0,
     scheduled: 0,
     fannedOut: 0,
+    compacted: 0,
     budgetLeftMs: 0,
     warnings: [],
   };

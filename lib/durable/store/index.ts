@@ -16,6 +16,7 @@ export { readStepResult } from "./read-step-result";
 export { insertEvent } from "./insert-event";
 export { readRun } from "./read-run";
 export { readStream, type StreamChunk } from "./read-stream";
+export { readEvents, type RunEvent } from "./read-events";
 export { findRunWorkflow, findSingletonHolder } from "./find-run";
 export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";
 export { cancelRun } from "./cancel-run";
