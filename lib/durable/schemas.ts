@@ -35,6 +35,8 @@ export const stepStatusSchema = z.object({
 export const runStatusSchema = z.object({
   id: z.string(),
   workflow: z.string(),
+  /** The workflow's version the run started on (null: it declares none). */
+  version: z.string().nullable(),
   status: runStatusValues,
   createdAt: z.string(),
   updatedAt: z.string(),

@@ -52,8 +52,13 @@ export type OutputOf<W extends AnyWorkflow> = W extends Workflow<any, infer O, a
 export type SignalsOf<W extends AnyWorkflow> = W extends Workflow<any, any, infer S> ? S : SignalSchemas;
 
 export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas> {
-  /** Unique among the workflows of one `createDurable`; stored on every run. */
+  /** Unique among the workflows of one `createDurable` (with `version`: per version); stored on every run. */
   name: string;
+  /**
+   * Stored on the run at start. An instance may register several versions of one name: `start`
+   * uses the newest, and each run replays on the version it started with (README, "Versions").
+   */
+  version?: string | number;
   /** Validates the input at `start` (HTTP 422); the body gets the parsed value. */
   input: TInput;
   /** Validates what the body returns; a mismatch fails the run. */

@@ -13,6 +13,7 @@ function runStatus(overrides: Partial<RunStatus> = {}): RunStatus {
   return {
     id: "run/1",
     workflow: "approval",
+    version: null,
     status: "waiting",
     createdAt: "2025-01-01T00:00:00.000Z",
     updatedAt: "2025-01-01T00:00:01.000Z",

@@ -16,6 +16,7 @@ import {
   type DurableDb,
   findRunWorkflow,
   findSingletonHolder,
+  failUnknownVersions,
   insertRun,
   listRuns,
   migrate,
@@ -29,7 +30,7 @@ import {
 } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalSchemas, SignalsOf } from "../types";
 import { type AdvanceOutcome, advanceClaimedRun } from "./advance";
-import { registerWorkflows } from "./define-workflow";
+import { registerWorkflows, storedVersion, versionKey } from "./define-workflow";
 import { countAdvanced, emptyTickReport, runLoops } from "./loops";
 import { type CompactReport, createCompactor, type RetentionOptions } from "./retention";
 import { createScheduler, type ScheduleInfo } from "./schedules";
@@ -86,6 +87,12 @@ export interface DurableOptions {
    * (`events`). Never anything of a run that is not terminal. Default: keep everything.
    */
   retention?: RetentionOptions;
+  /**
+   * What happens to a due run of a registered name whose version this instance does not have:
+   * `"wait"` (default) leaves it due for a deployment that has it; `"fail"` fails it, with an
+   * error naming the version, at the next tick (README, "Versions").
+   */
+  unknownVersion?: "wait" | "fail";
   /** Where engine warnings go (console.warn). */
   log?: (message: string) => void;
 }
@@ -225,8 +232,17 @@ export interface Durable {
 export function createDurable(options: DurableOptions): Durable {
   // The store sees only the durable_* tables of the app's database.
   const db: DurableDb = options.db;
-  const workflows = registerWorkflows(options.workflows);
+  const registry = registerWorkflows(options.workflows);
+  // By name, the newest version: what start() starts and what `durable.workflows` shows.
+  const workflows = registry.newest;
   const names = [...workflows.keys()];
+  const unknownVersion = options.unknownVersion ?? "wait";
+  if (unknownVersion !== "wait" && unknownVersion !== "fail") {
+    throw new InvalidInputError('unknownVersion is "wait" or "fail"');
+  }
+  /** Whether this instance registered the run's (workflow, version). */
+  const registered = (run: { workflow: string; version: string | null }) =>
+    registry.byVersion.has(versionKey(run.workflow, run.version));
   const defaults = options.defaults ?? {};
   const leaseMs = toMs(defaults.lease ?? "30s", "defaults.lease");
   const marginMs = toMs(defaults.margin ?? "1s", "defaults.margin");
@@ -279,11 +295,19 @@ export function createDurable(options: DurableOptions): Durable {
   ) {
     const remaining = deadline - performance.now();
     // The lease covers the invocation's deadline plus the margin (docs/rules.md, rule 11a).
-    const claim = await claimDueRun(db, { workflows: names, runId, leaseMs: remaining + marginMs, exclude, limits });
+    const claim = await claimDueRun(db, {
+      workflows: names,
+      versions: registry.versions,
+      runId,
+      leaseMs: remaining + marginMs,
+      exclude,
+      limits,
+    });
     if (!claim) return null;
     onClaimed?.();
     await failpoint("claim.after");
-    const workflow = workflows.get(claim.run.workflow)!;
+    // The run replays on the version it started with.
+    const workflow = registry.byVersion.get(versionKey(claim.run.workflow, claim.run.version))!;
     const outcome = await advanceClaimedRun(settings, workflow, claim, deadline, budget, release);
     return { claim, outcome };
   }
@@ -335,6 +359,7 @@ export function createDurable(options: DurableOptions): Durable {
       if (!warnedSmallBudget) log(warning);
       warnedSmallBudget = true;
     }
+    if (unknownVersion === "fail") report.failed += (await failUnknownVersions(db, registry.versions, 100)).length;
     // Runs given back by this tick are not claimed again by it, by any of its loops.
     const yielded: string[] = [];
     await runLoops(concurrency, async () => {
@@ -369,7 +394,11 @@ export function createDurable(options: DurableOptions): Durable {
 
     async start(workflow, input, startOptions = {}) {
       open();
-      if (workflows.get(workflow.name) !== workflow) throw new WorkflowNotFoundError(workflow.name);
+      if (registry.byVersion.get(versionKey(workflow.name, storedVersion(workflow.version))) !== workflow) {
+        throw new WorkflowNotFoundError(workflow.name);
+      }
+      // Whichever version the caller names, a new run starts on the newest.
+      workflow = workflows.get(workflow.name)! as typeof workflow;
       const id = storableName(startOptions.id ?? randomUUID(), "a run id");
       const parsed = workflow.input.safeParse(input);
       if (!parsed.success) {
@@ -383,6 +412,7 @@ export function createDurable(options: DurableOptions): Durable {
         id,
         workflow: workflow.name,
         inputJson,
+        version: storedVersion(workflow.version),
         concurrencyKey: keyOf(workflow, "concurrency", parsed.data),
         singletonKey,
       });
@@ -427,7 +457,7 @@ export function createDurable(options: DurableOptions): Durable {
       }
       const page = await listRuns(db, { ...listOptions, limit });
       return {
-        runs: page.runs.map((run) => toRunSummary(run, workflows.has(run.workflow))),
+        runs: page.runs.map((run) => toRunSummary(run, registered(run))),
         nextCursor: page.nextCursor,
       };
     },
@@ -460,7 +490,7 @@ export function createDurable(options: DurableOptions): Durable {
       if (!Number.isInteger(max) || max < 1 || max > 100_000) {
         throw new InvalidInputError("max is an integer from 1 to 100000");
       }
-      return countDueRuns(db, names, max);
+      return countDueRuns(db, names, registry.versions, max);
     },
 
     schedules() {
@@ -498,7 +528,7 @@ export function createDurable(options: DurableOptions): Durable {
       if (!isStorableName(id)) return null;
       const read = await readRun(db, id);
       if (!read) return null;
-      return { status: toRunStatus(read.run, read.steps, workflows.has(read.run.workflow)), due: read.due };
+      return { status: toRunStatus(read.run, read.steps, registered(read.run)), due: read.due };
     },
 
     async readStream(id, streamOptions = {}) {
@@ -519,10 +549,12 @@ export function createDurable(options: DurableOptions): Durable {
       storableName(name, "a signal name");
       if (deliveryId !== undefined) storableName(deliveryId, "a delivery id");
       if (!isStorableName(runId)) throw new RunNotFoundError(String(runId));
-      const workflow = await findRunWorkflow(db, runId);
-      if (workflow === null) throw new RunNotFoundError(runId);
-      if (named) expectWorkflow(runId, workflow, named);
-      const payloadJson = toJsonText(validateSignal(workflows.get(workflow), name, payload), {
+      const found = await findRunWorkflow(db, runId);
+      if (found === null) throw new RunNotFoundError(runId);
+      if (named) expectWorkflow(runId, found.workflow, named);
+      // The version the run started with declares its signals.
+      const definition = registry.byVersion.get(versionKey(found.workflow, found.version));
+      const payloadJson = toJsonText(validateSignal(definition, name, payload), {
         limit: settings.maxResultBytes,
       });
       const outcome = await deliverSignal(db, { runId, name, payloadJson, deliveryId: deliveryId ?? null });

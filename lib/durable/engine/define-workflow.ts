@@ -23,6 +23,16 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   if (!isStorableName(definition.name) || !/^\S/.test(definition.name)) {
     throw new InvalidInputError(`a workflow name is ${NAME_RULE}, starting with a visible character`);
   }
+  const { version } = definition;
+  if (
+    version !== undefined &&
+    !(typeof version === "number" && Number.isFinite(version)) &&
+    !(typeof version === "string" && isStorableName(version))
+  ) {
+    throw new InvalidInputError(
+      `workflow "${definition.name}": version is a finite number or a string of ${NAME_RULE}`,
+    );
+  }
   if (typeof definition.run !== "function") {
     throw new InvalidInputError(`workflow "${definition.name}" needs a run(ctx, input) function`);
   }
@@ -42,14 +52,55 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   return Object.freeze({ ...definition });
 }
 
-/** The workflows one instance registered, by name; duplicate names are a mistake, refused early. */
-export function registerWorkflows(workflows: readonly AnyWorkflow[]): Map<string, AnyWorkflow> {
-  const byName = new Map<string, AnyWorkflow>();
+/** The workflows one instance registered. */
+export interface WorkflowRegistry {
+  /** By name, the newest version: what `start` starts. */
+  newest: Map<string, AnyWorkflow>;
+  /** Every registered version, by `versionKey(name, version)`: what a claimed run replays on. */
+  byVersion: Map<string, AnyWorkflow>;
+  /** For the claim: each name and the versions registered ("" for none), as SQL takes them. */
+  versions: Record<string, string[]>;
+}
+
+/** A workflow's version as stored on its runs: text, or null when it declares none. */
+export function storedVersion(version: string | number | undefined | null): string | null {
+  return version === undefined || version === null ? null : String(version);
+}
+
+/** The registry key of a name and a stored version. */
+export const versionKey = (name: string, version: string | null): string => `${name}\u0000${version ?? ""}`;
+
+/**
+ * Registers workflows: several versions of one name are allowed, the same (name, version) twice is
+ * a mistake refused early. The newest version is the largest, compared numerically where the
+ * versions hold numbers ("2" < "10", "v2" < "v10"); a workflow without a version is older than any.
+ */
+export function registerWorkflows(workflows: readonly AnyWorkflow[]): WorkflowRegistry {
+  const registry: WorkflowRegistry = { newest: new Map(), byVersion: new Map(), versions: {} };
   for (const workflow of workflows) {
-    if (byName.has(workflow.name)) {
-      throw new InvalidInputError(`two workflows are named "${workflow.name}"; names must be unique`);
+    const version = storedVersion(workflow.version);
+    const key = versionKey(workflow.name, version);
+    if (registry.byVersion.has(key)) {
+      throw new InvalidInputError(
+        version === null
+          ? `two workflows are named "${workflow.name}" without a version; give each its own version`
+          : `two workflows are named "${workflow.name}" with version "${version}"; versions of a name must differ`,
+      );
     }
-    byName.set(workflow.name, workflow);
+    registry.byVersion.set(key, workflow);
+    registry.versions[workflow.name] = [...(registry.versions[workflow.name] ?? []), version ?? ""];
+    const current = registry.newest.get(workflow.name);
+    if (!current || compareVersions(storedVersion(current.version), version) < 0) {
+      registry.newest.set(workflow.name, workflow);
+    }
   }
-  return byName;
+  return registry;
+}
+
+/** Orders two stored versions; null (no version) first. */
+function compareVersions(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  return a.localeCompare(b, "en", { numeric: true });
 }

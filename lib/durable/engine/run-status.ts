@@ -8,9 +8,9 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 function warningsOf(run: RunRecord, registered: boolean): string[] {
   const warnings = [...run.warnings];
   if (!registered && (run.status === "pending" || run.status === "waiting" || run.status === "running")) {
-    warnings.push(
-      `workflow "${run.workflow}" is not registered in this deployment; the run stays due for one that registers it`,
-    );
+    const what =
+      run.version === null ? `workflow "${run.workflow}"` : `workflow "${run.workflow}" version "${run.version}"`;
+    warnings.push(`${what} is not registered in this deployment; the run stays due for one that registers it`);
   }
   return warnings;
 }
@@ -21,6 +21,7 @@ export function toRunSummary(run: RunRecord, registered: boolean): RunSummary {
   return {
     id: run.id,
     workflow: run.workflow,
+    version: run.version,
     status: run.status,
     createdAt: run.createdAt.toISOString(),
     updatedAt: run.updatedAt.toISOString(),

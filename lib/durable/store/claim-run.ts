@@ -33,10 +33,13 @@ export interface ClaimRequest {
   exclude?: readonly string[];
   /** The concurrency limit of each workflow that has one: a full key's runs stay due. */
   limits?: Readonly<Record<string, number>>;
+  /** Each name and the versions this instance registered ("" for none); absent: any version. */
+  versions?: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
- * Claims one due run in one round trip (durable_claim_run): SKIP LOCKED pick, concurrency limits,
+ * Claims one due run in one round trip (durable_claim_run): SKIP LOCKED pick of a registered
+ * (workflow, version), concurrency limits,
  * fence bump, lease from the database clock, due waits answered, ledger load. docs/sql.md says why each part is
  * there. Returns null when nothing is due (or the run is held by someone else).
  */
@@ -47,7 +50,8 @@ export async function claimDueRun(db: DurableDb, request: ClaimRequest): Promise
       ${request.runId ?? null}::text,
       ${Math.ceil(request.leaseMs)}::bigint,
       ${JSON.stringify(request.exclude ?? [])}::jsonb,
-      ${JSON.stringify(request.limits ?? {})}::jsonb
+      ${JSON.stringify(request.limits ?? {})}::jsonb,
+      ${request.versions ? JSON.stringify(request.versions) : null}::jsonb
     ) as claimed`.execute(db);
   const claimed = rows[0]?.claimed;
   if (!claimed) return null;

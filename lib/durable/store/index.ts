@@ -3,6 +3,7 @@
 // The functions are listed in the order an invocation meets them (docs/sql.md).
 export { type InsertedRun, insertRun, type RunToInsert } from "./insert-run";
 export { countDueRuns } from "./count-due";
+export { failUnknownVersions } from "./fail-unknown-versions";
 export { advanceSchedule, planSchedule, readSchedules, type ScheduleRecord } from "./schedules";
 export { msUntilNextWake } from "./next-wake";
 export { type ClaimedRun, type ClaimRequest, claimDueRun, type MailboxEntry } from "./claim-run";

@@ -6,6 +6,8 @@ export interface RunToInsert {
   id: string;
   workflow: string;
   inputJson: string;
+  /** The workflow's version (null: it declares none). */
+  version?: string | null;
   /** The run's concurrency key (workflow option `concurrency`). */
   concurrencyKey?: string | null;
   /** The run's singleton key (workflow option `singleton`): one non-terminal run per key. */
@@ -36,9 +38,9 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
   for (let attempt = 0; attempt < 5; attempt++) {
     const { rows } = await sql<{ workflow: string; created: boolean; sameInput: boolean }>`
       with inserted as (
-        insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key)
+        insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version)
         values (${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, durable_now(),
-                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null})
+                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null})
         on conflict do nothing
         returning workflow
       )

@@ -22,6 +22,8 @@ export interface RunRecord {
   /** Workflow options `concurrency` and `singleton`: the keys computed at start (null: none). */
   concurrencyKey: string | null;
   singletonKey: string | null;
+  /** The workflow's version at start (null: it declares none). */
+  version: string | null;
 }
 
 export interface StepRecord {
@@ -72,6 +74,7 @@ export function toRunRecord(row: RowObject): RunRecord {
     updatedAt: date(row.updated_at)!,
     concurrencyKey: row.concurrency_key ?? null,
     singletonKey: row.singleton_key ?? null,
+    version: row.version ?? null,
   };
 }
 

@@ -28,6 +28,10 @@ export interface DurableRunsTable {
   concurrency_key: string | null;
   /** Workflow option `singleton`: one non-terminal run per workflow and key (0004). */
   singleton_key: string | null;
+  /** The workflow's version at start; null when it declares none (0005). */
+  version: string | null;
+  /** When retention deleted the run's steps, signals and stream chunks (0005). */
+  compacted_at: Timestamp | null;
 }
 
 export interface DurableStepsTable {

@@ -1,0 +1,4 @@
+import { connect } from "@/lib/durable/drivers/connect";
+import { runVersionsContract } from "../contract/versions-contract";
+
+runVersionsContract("PGlite", () => connect("memory://"));
