@@ -40,7 +40,10 @@ function RunRow({ run, now }: { run: RunSummary; now: number }) {
         <Link href={href} className="run-link">
           <code>{run.id}</code>
         </Link>
-        <div className="muted small">{workflowTitles[run.workflow] ?? run.workflow}</div>
+        <div className="muted small">
+          {workflowTitles[run.workflow] ?? run.workflow}
+          {run.version === null ? null : ` · version ${run.version}`}
+        </div>
       </td>
       <td data-label="Status">
         <StatusBadge status={run.status} />
