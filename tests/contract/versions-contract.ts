@@ -79,7 +79,8 @@ export function runVersionsContract(label: string, openDb: () => Promise<Kysely<
       const status = (await v2Only.status("waits"))!;
       expect(status).toMatchObject({ status: "pending", version: "1" });
       expect(status.warnings).toContain(
-        'workflow "order" version "1" is not registered in this deployment; the run stays due for one that registers it',
+        'workflow "order" version "1" is not registered in this deployment; ' +
+          "the run stays due for one that registers it",
       );
       // A deployment that has v1 again takes it.
       expect((await deploy([orderV1, orderV2]).tick({ budgetMs: 40_000 })).claimed).toBe(1);
@@ -103,9 +104,8 @@ export function runVersionsContract(label: string, openDb: () => Promise<Kysely<
       expect((await strict.events("doomed")).map((event) => event.kind)).toEqual(["version.unknown"]);
       expect((await strict.status("asleep"))!.status).toBe("waiting");
       // An unversioned run is a version too: a deployment with only versioned workflows fails it.
-      await sql`insert into durable_runs (id, workflow, input, wake_at) values ('bare', 'order', '{}', durable_now())`.execute(
-        db,
-      );
+      await sql`insert into durable_runs (id, workflow, input, wake_at)
+                values ('bare', 'order', '{}', durable_now())`.execute(db);
       expect((await strict.tick({ budgetMs: 40_000 })).failed).toBe(1);
       expect((await strict.status("bare"))!.error!.message).toContain("has no version without a version");
     });

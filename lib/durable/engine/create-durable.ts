@@ -478,7 +478,12 @@ export function createDurable(options: DurableOptions): Durable {
           log,
           claimAndAdvance: (deadline, budget, release, onClaimed) =>
             claimAndAdvance(deadline, budget, undefined, [], release, onClaimed),
-          startDueSchedules: () => scheduler.startDue(),
+          housekeeping: async () => {
+            const started = await scheduler.startDue();
+            if (unknownVersion === "fail") await failUnknownVersions(db, registry.versions, 100);
+            await compactor.slice();
+            return started.length;
+          },
         },
         { ...workOptions, signal: AbortSignal.any(stops) },
       );

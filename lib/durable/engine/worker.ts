@@ -41,7 +41,11 @@ export interface WorkerDeps {
     release: AbortSignal,
     onClaimed: () => void,
   ): Promise<Advanced | null>;
-  startDueSchedules(): Promise<string[]>;
+  /**
+   * What a tick does besides claiming: start due schedule slots, fail runs of unknown versions
+   * (unknownVersion "fail"), a retention slice. Answers the runs it started for schedule slots.
+   */
+  housekeeping(): Promise<number>;
 }
 
 /** The channel the `durable_runs` trigger notifies when a run becomes due (migration 0004). */
@@ -52,9 +56,10 @@ const LISTENING_POLL_MS = 10_000;
 /**
  * Worker mode (docs/decisions.md, "Worker mode wakes on NOTIFY, not on a poll"): `concurrency`
  * loops claim and advance due runs until none is due, then sleep until a run becomes due: a
- * notification, the next wake time, or the poll interval, whichever comes first. Errors of the
- * database are logged and waited out; the worker stops only when `signal` aborts, after every
- * held run was given back or recorded.
+ * notification, the next wake time, or the poll interval, whichever comes first. An idle worker
+ * also does a tick's housekeeping (schedules, unknown versions, retention). Errors of the database
+ * are logged and waited out; the worker stops only when `signal` aborts, after every held run was
+ * given back or recorded.
  */
 export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise<WorkReport> {
   const concurrency = options.concurrency ?? 8;
@@ -92,7 +97,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
             waker.retime();
             continue;
           }
-          report.scheduled += await waker.startDueSchedules();
+          report.scheduled += await waker.housekeeping();
           await waker.idle(seen);
         } catch (error) {
           deps.log(`worker: ${(error as Error)?.message ?? error}; trying again in ${pollMs} ms`);
@@ -119,7 +124,7 @@ class Waker {
   private readonly sleepers: (() => void)[] = [];
   private timing = false;
   private changed: (() => void) | null = null;
-  private lastSchedules = 0;
+  private lastHousekeeping = 0;
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -153,11 +158,11 @@ class Waker {
     }
   }
 
-  /** Starts due schedule slots, at most once a second across the loops; how many runs it started. */
-  async startDueSchedules(): Promise<number> {
-    if (Date.now() - this.lastSchedules < 1000) return 0;
-    this.lastSchedules = Date.now();
-    return (await this.deps.startDueSchedules()).length;
+  /** The tick's housekeeping, at most once a second across the loops; the runs it started. */
+  async housekeeping(): Promise<number> {
+    if (Date.now() - this.lastHousekeeping < 1000) return 0;
+    this.lastHousekeeping = Date.now();
+    return this.deps.housekeeping();
   }
 
   /** Sleeps until woken, unless a wake-up came since generation `seen`. */
