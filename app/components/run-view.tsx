@@ -9,7 +9,7 @@ import { formatCount, formatDuration, formatTimestamp, tokensOf } from "./format
 import { JsonOutput } from "./json-output";
 import { LiveState } from "./live-state";
 import { RunActions, WaitingPanel } from "./run-controls";
-import { RunTimeline } from "./run-timeline";
+import { RunTimeline, type TimelineEvent } from "./run-timeline";
 import { StatusBadge } from "./status-badge";
 
 /**
@@ -59,17 +59,23 @@ export interface RunViewProps {
   details: ReactNode;
   /** A panel across the page above the wait, for what the demo shows live (the research answer as it is written). */
   live?: ReactNode;
+  /**
+   * The run's events (`durable.events`), read by the server for this render. The page re-renders on
+   * the server whenever the polled run moves, so a heal or a yield shows up without a reload.
+   */
+  events?: TimelineEvent[];
 }
 
 /** The run page: a live timeline kept current by useDurableRun. */
-export function RunView({ initial, renderedAt, token, title, demo, details, live }: RunViewProps) {
+export function RunView({ initial, renderedAt, token, title, demo, details, live, events = [] }: RunViewProps) {
   const router = useRouter();
   const { run: polled, error, refresh } = useDurableRun(initial.id, { token, initial });
   const run = polled ?? initial;
   const terminal = isTerminal(run);
   const now = useNow(!terminal);
 
-  // When the run moves, re-render the server-side panels too (the demo's orders, provider counts).
+  // When the run moves, re-render the server-side panels too (the demo's orders, provider counts)
+  // and read its events again: every event but a stale owner's late write moves the run.
   const seen = useRef(run.updatedAt);
   useEffect(() => {
     if (seen.current === run.updatedAt) return;
@@ -97,6 +103,12 @@ export function RunView({ initial, renderedAt, token, title, demo, details, live
         <div>
           <p className="eyebrow">
             {title} · <code>{run.workflow}</code>
+            {run.version ? (
+              <span data-testid="run-version">
+                {" "}
+                · version <code>{run.version}</code>
+              </span>
+            ) : null}
           </p>
           <h1 className="run-id">{run.id}</h1>
           {demo ? <p className="lede">{demo.summary}</p> : null}
@@ -168,8 +180,8 @@ export function RunView({ initial, renderedAt, token, title, demo, details, live
 
       <div className="run-columns">
         <section className="panel timeline-panel">
-          <h2>Steps</h2>
-          <RunTimeline run={run} now={clock} />
+          <h2>{events.length > 0 ? "Steps and events" : "Steps"}</h2>
+          <RunTimeline run={run} now={clock} events={events} />
         </section>
         <aside className="run-side">
           <RunActions run={run} onChange={refresh} />

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { DashboardOff, dashboardEnabled } from "@/app/components/dashboard-access";
+import { TIMELINE_EVENT_LIMIT, toTimelineEvents } from "@/app/components/run-timeline";
 import { RunView } from "@/app/components/run-view";
 import { getDurable } from "@/app/durable";
 import { demos, workflowTitles } from "@/app/workflows/catalog";
@@ -31,6 +32,8 @@ export default async function RunPage({ params }: Props) {
   const durable = await getDurable();
   const run = await durable.status(id);
   if (!run) notFound();
+  // After the status read, which may have healed the run and written that event.
+  const events = toTimelineEvents(await durable.events(id, { limit: TIMELINE_EVENT_LIMIT }));
   // The per-run status token: it reads this run's status and stream, and nothing else.
   const token = durable.statusToken(id);
   return (
@@ -42,6 +45,7 @@ export default async function RunPage({ params }: Props) {
       demo={demos.find((d) => d.workflow === run.workflow) ?? null}
       details={<DemoDetails runId={run.id} workflow={run.workflow} />}
       live={<DemoLive run={run} token={token} />}
+      events={events}
     />
   );
 }
