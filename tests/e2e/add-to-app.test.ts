@@ -256,6 +256,7 @@ describe("add-to-app", () => {
       [
         "@electric-sql/pglite",
         "@neondatabase/serverless",
+        "@opentelemetry/api",
         "@vercel/functions",
         "ai",
         "croner",

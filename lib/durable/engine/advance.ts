@@ -1,3 +1,4 @@
+import type { Span } from "@opentelemetry/api";
 import { InvalidInputError, serializeError } from "../errors";
 import { toJsonText } from "../json";
 import { createStepApi } from "../steps/step-api";
@@ -6,6 +7,7 @@ import type { AnyWorkflow, WorkflowContext } from "../types";
 import { Execution, type ExecutionSettings, type Stop } from "./execution";
 import { failpoint } from "./failpoints";
 import { createStepRecorder, type StepRecorder } from "./step-recorder";
+import { spanEvent, TRACE_EVENTS, withRunSpan } from "./tracing";
 
 /** What one invocation did with a claimed run. */
 export type AdvanceOutcome =
@@ -22,9 +24,11 @@ type BodyEnd = { kind: "returned"; value: unknown } | { kind: "threw"; error: un
  * Runs one claimed run inside the invocation's budget: replays the body from the top (steps with
  * receipts answer from the ledger), executes the next steps, and ends with exactly one write for
  * the way it stopped: complete, fail, park or give back. A suspended body is abandoned, not
- * awaited (docs/rules.md, rule 11b): its pending step promises never settle.
+ * awaited (docs/rules.md, rule 11b): its pending step promises never settle. All of it runs in a
+ * `durable.run` span (engine/tracing.ts), whose events say what only this pass knows: a suspension,
+ * a refused write, an outcome conflict of the last receipt.
  */
-export async function advanceClaimedRun(
+export function advanceClaimedRun(
   settings: ExecutionSettings,
   workflow: AnyWorkflow,
   claim: ClaimedRun,
@@ -32,7 +36,22 @@ export async function advanceClaimedRun(
   budgetMs: number,
   release?: AbortSignal,
 ): Promise<AdvanceOutcome> {
-  const exec = new Execution(settings, claim, deadline, budgetMs, release);
+  return withRunSpan(claim, async (span) => {
+    const exec = new Execution(settings, claim, deadline, budgetMs, release);
+    const outcome = await advance(exec, workflow, span);
+    if (outcome === "lost") {
+      // A step's write, a heartbeat or a stream append found the claim lost, or the final write did.
+      const stop = exec.stopReason;
+      spanEvent(span, TRACE_EVENTS.fenceRejected, () => ({
+        "durable.reason": stop?.kind === "lost" ? stop.reason : "the run's final write was refused",
+      }));
+    }
+    return outcome;
+  });
+}
+
+async function advance(exec: Execution, workflow: AnyWorkflow, span: Span): Promise<AdvanceOutcome> {
+  const { settings, claim } = exec;
   const recorder = createStepRecorder(exec);
   const log = (...args: unknown[]) => settings.log(`[${claim.run.id}] ${args.map(String).join(" ")}`);
   const ctx: WorkflowContext = {
@@ -61,16 +80,17 @@ export async function advanceClaimedRun(
     if (settled && (stop.kind === "suspend" || stop.kind === "yield")) {
       log("the workflow body settled while suspended (did it race or swallow a step?); the run stays suspended");
     }
-    return applyStop(exec, recorder, stop);
+    return applyStop(exec, recorder, span, stop);
   }
   return first.kind === "returned"
-    ? complete(exec, recorder, workflow, first.value)
-    : fail(exec, recorder, first.error);
+    ? complete(exec, recorder, span, workflow, first.value)
+    : fail(exec, recorder, span, first.error);
 }
 
 async function complete(
   exec: Execution,
   recorder: StepRecorder,
+  span: Span,
   workflow: AnyWorkflow,
   value: unknown,
 ): Promise<AdvanceOutcome> {
@@ -84,22 +104,23 @@ async function complete(
     }
     outputJson = toJsonText(parsed.data, { limit: exec.settings.maxResultBytes });
   } catch (error) {
-    return fail(exec, recorder, error);
+    return fail(exec, recorder, span, error);
   }
   const warnings = exec
     .unreachedSteps()
     .map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
-  return finish(exec, recorder, "completed", { status: "completed", outputJson }, warnings);
+  return finish(exec, recorder, span, "completed", { status: "completed", outputJson }, warnings);
 }
 
-function fail(exec: Execution, recorder: StepRecorder, error: unknown): Promise<AdvanceOutcome> {
-  return finish(exec, recorder, "failed", { status: "failed", error: serializeError(error) });
+function fail(exec: Execution, recorder: StepRecorder, span: Span, error: unknown): Promise<AdvanceOutcome> {
+  return finish(exec, recorder, span, "failed", { status: "failed", error: serializeError(error) });
 }
 
 /** Ends the run, with the last held-back receipt in the same statement (the completion's round trip). */
 function finish(
   exec: Execution,
   recorder: StepRecorder,
+  span: Span,
   outcome: "completed" | "failed",
   end: RunEnd,
   warnings: string[] = [],
@@ -111,17 +132,21 @@ function finish(
     if (result === "finished") return outcome;
     if (result === "lost") return "lost";
     // The last step had another outcome recorded first: replay from it rather than end on ours.
+    spanEvent(span, TRACE_EVENTS.outcomeConflict, () => ({
+      "durable.step_id": last?.stepId ?? "",
+      "durable.late_status": last?.status ?? "",
+    }));
     return (await releaseRun(exec.db, exec.runId, exec.fence, last?.stepId ?? null)) ? "yielded" : "lost";
   });
 }
 
-async function applyStop(exec: Execution, recorder: StepRecorder, stop: Stop): Promise<AdvanceOutcome> {
+async function applyStop(exec: Execution, recorder: StepRecorder, span: Span, stop: Stop): Promise<AdvanceOutcome> {
   if (stop.kind === "lost") return "lost";
   if (stop.kind === "abandon") {
     exec.settings.log(`[${exec.runId}] abandoned: ${stop.reason}`);
     return "abandoned";
   }
-  if (stop.kind === "fail") return fail(exec, recorder, stop.error);
+  if (stop.kind === "fail") return fail(exec, recorder, span, stop.error);
   // Parking or giving the run back: its held-back receipt is written first.
   if (recorder.holding && !(await recorder.flush())) {
     const now = exec.stopReason;
@@ -134,9 +159,15 @@ async function applyStop(exec: Execution, recorder: StepRecorder, stop: Stop): P
     return write(exec, async () => ((await releaseRun(exec.db, exec.runId, exec.fence, stepId)) ? "yielded" : "lost"));
   }
   const { waits, waitingFor } = stop as Extract<Stop, { kind: "suspend" }>;
-  return write(exec, async () =>
-    (await suspendRun(exec.db, exec.runId, exec.fence, waits, waitingFor)) ? "waiting" : "lost",
-  );
+  return write(exec, async () => {
+    if (!(await suspendRun(exec.db, exec.runId, exec.fence, waits, waitingFor))) return "lost";
+    spanEvent(span, TRACE_EVENTS.suspension, () => ({
+      "durable.waiting_for": waitingFor.kind,
+      "durable.waiting_for_name": waitingFor.name,
+      "durable.waits": waits.length,
+    }));
+    return "waiting";
+  });
 }
 
 /** The final write of an invocation: never after the deadline; a failed write leaves the lease to expire. */

@@ -4,10 +4,12 @@ import { type RecordResult, readStepResult, recordStep, type StepOutcome, type S
 import type { StoredError } from "../types";
 import type { Execution } from "./execution";
 import { failpoint } from "./failpoints";
+import { type StepSpanEnd, type StepSpanInfo, TRACE_EVENTS, traceEvent, withStepSpan } from "./tracing";
 
 /**
  * What every step kind shares: writing its outcome under the fence (and what a refused or failed
- * write means for the execution), answering from a receipt, and the JSON round trip.
+ * write means for the execution), answering from a receipt, the JSON round trip, and the span of
+ * each executed attempt (engine/tracing.ts).
  */
 export interface StepRecorder {
   /**
@@ -38,6 +40,15 @@ export interface StepRecorder {
   flush(): Promise<boolean>;
   /** Takes the held-back receipt for the run's final statement. */
   takeHeld(): StepOutcome | null;
+  /**
+   * Runs one executed attempt of a step (not one answered from its receipt) inside its
+   * `durable.step` span; `end` names the outcome `fn` came to (null: the execution's stop cut it
+   * short, and the stop names it). A refused write or an outcome conflict under it becomes an
+   * event of that span (engine/tracing.ts, README "Tracing").
+   */
+  traced<T>(step: StepSpanInfo, fn: () => Promise<T>, end: (value: T) => StepSpanEnd | null): Promise<T>;
+  /** Notes a write of step `stepId` the fence refused (a receipt, a heartbeat) on the active span. */
+  noteFenceRejected(stepId: string, write: "receipt" | "heartbeat", reason: string): void;
 }
 
 /** A recorded error as the body sees it, the same on the first execution as on every replay. */
@@ -86,9 +97,19 @@ export function createStepRecorder(exec: Execution): StepRecorder {
         return null;
       }
       if (!result.owned) {
-        exec.requestStop({ kind: "lost", reason: result.runStatus === "cancelled" ? "cancelled" : "lease lost" });
+        const reason = result.runStatus === "cancelled" ? "cancelled" : "lease lost";
+        // On the step's span when a step writes, on the run's when a held-back receipt is flushed.
+        recorder.noteFenceRejected(outcome.stepId, "receipt", reason);
+        exec.requestStop({ kind: "lost", reason });
         onRefused?.();
         return null;
+      }
+      if (result.conflict) {
+        traceEvent(TRACE_EVENTS.outcomeConflict, () => ({
+          "durable.step_id": outcome.stepId,
+          "durable.recorded_status": result.recorded.status,
+          "durable.late_status": outcome.status,
+        }));
       }
       exec.noteReceiptWritten();
       return result;
@@ -139,6 +160,16 @@ export function createStepRecorder(exec: Execution): StepRecorder {
     },
 
     takeHeld: release,
+
+    traced: (step, fn, end) => withStepSpan(exec, step, fn, end),
+
+    noteFenceRejected(stepId, write, reason) {
+      traceEvent(TRACE_EVENTS.fenceRejected, () => ({
+        "durable.step_id": stepId,
+        "durable.write": write,
+        "durable.reason": reason,
+      }));
+    },
   };
   return recorder;
 }

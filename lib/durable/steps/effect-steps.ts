@@ -28,7 +28,7 @@ export type EffectKind = "run" | "tx" | "ai";
 type AttemptOutcome =
   | { kind: "value"; value: unknown }
   | { kind: "failed"; error: Error }
-  | { kind: "retry"; delayMs: number }
+  | { kind: "retry"; delayMs: number; error: unknown }
   | { kind: "stopped" };
 
 /**
@@ -64,7 +64,11 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
       // Giving the run back would only bring it here again: fail the step, clearly, at once.
       const error = serializeError(exec.leaseNeverFits(id, leaseMs));
       const written = await exec.track(() =>
-        recorder.write({ stepId: id, seq, kind, attempt, externalKey, status: "failed", error }),
+        recorder.traced(
+          { stepId: id, kind, attempt, isReclaim },
+          () => recorder.write({ stepId: id, seq, kind, attempt, externalKey, status: "failed", error }),
+          (receipt) => (receipt ? { outcome: "failed", error: recorder.revive(error) } : null),
+        ),
       );
       if (!written) return never();
       throw recorder.revive(error);
@@ -84,8 +88,21 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
         if (exec.isStopping) return never();
       }
       if (!exec.fits(leaseMs)) return exec.stop({ kind: "yield", stepId: id });
+      // One `durable.step` span per attempt (engine/tracing.ts), inside the tracked work, so it ends
+      // with the attempt's own outcome before a stop waiting for it settles.
       const outcome = await exec.track(() =>
-        attemptOnce(id, kind, seq, attempt, externalKey, reclaim, body, options, policy),
+        recorder.traced(
+          { stepId: id, kind, attempt, isReclaim: reclaim },
+          () => attemptOnce(id, kind, seq, attempt, externalKey, reclaim, body, options, policy),
+          (ended) =>
+            ended.kind === "value"
+              ? { outcome: "completed" }
+              : ended.kind === "failed"
+                ? { outcome: "failed", error: ended.error }
+                : ended.kind === "retry"
+                  ? { outcome: "retry", error: ended.error }
+                  : null,
+        ),
       );
       if (outcome.kind === "stopped") return never();
       if (outcome.kind === "value") return outcome.value;
@@ -182,7 +199,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
           elapsedMs,
           wakeInMs: delayMs,
         });
-        return written ? { kind: "retry", delayMs } : { kind: "stopped" };
+        return written ? { kind: "retry", delayMs, error } : { kind: "stopped" };
       }
       const stored = serializeError(error);
       const written = await recorder.write({ ...base, status: "failed", error: stored, elapsedMs });
@@ -200,6 +217,7 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
     const state = exec.remainingMs() <= 0 ? "expired" : await heartbeatRun(exec.db, exec.runId, exec.fence);
     if (state !== "owned") {
       const reason = state === "cancelled" ? "cancelled" : state === "expired" ? "lease expired" : "lease lost";
+      recorder.noteFenceRejected(id, "heartbeat", reason);
       exec.requestStop({ kind: "lost", reason });
       throw new StepLeaseLostError(`step "${id}": ${reason}`);
     }

@@ -9,15 +9,22 @@ import type { StepRecorder } from "../engine/step-recorder";
  */
 export function createValueStep(exec: Execution, recorder: StepRecorder) {
   return async function value(id: string, fn: () => unknown): Promise<any> {
-    const { seq, recorded } = exec.reach(id, "value");
+    const { seq, recorded, isReclaim } = exec.reach(id, "value");
     const known = recorder.answer(recorded);
     if (known.done) return known.value;
     if (exec.isStopping) return never();
-    const text = recorder.json(await fn(), id);
-    const outcome = { stepId: id, seq, kind: "value", status: "completed", attempt: 1, resultJson: text } as const;
-    if (recorder.holdBack(outcome, exec.inFlight > 0)) return JSON.parse(text);
-    const written = await exec.track(() => recorder.write(outcome));
-    if (!written) return never();
-    return written.conflict ? (written.recorded.result as any) : JSON.parse(text);
+    // Executed (not answered from its receipt): a `durable.step` span (engine/tracing.ts).
+    return recorder.traced(
+      { stepId: id, kind: "value", attempt: 1, isReclaim },
+      async () => {
+        const text = recorder.json(await fn(), id);
+        const outcome = { stepId: id, seq, kind: "value", status: "completed", attempt: 1, resultJson: text } as const;
+        if (recorder.holdBack(outcome, exec.inFlight > 0)) return JSON.parse(text);
+        const written = await exec.track(() => recorder.write(outcome));
+        if (!written) return never();
+        return written.conflict ? (written.recorded.result as any) : JSON.parse(text);
+      },
+      () => ({ outcome: "completed" }),
+    );
   };
 }

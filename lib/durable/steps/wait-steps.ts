@@ -27,14 +27,32 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
     return !exec.isStopping;
   }
 
+  /**
+   * A wait executed by this execution (not answered from its receipt) runs inside a
+   * `durable.step` span (engine/tracing.ts): "completed" when it returns, "failed" when it throws,
+   * or the stop's outcome ("suspended") when it parks the run.
+   */
+  function traced<T>(id: string, kind: "sleep" | "signal" | "poll", isReclaim: boolean, fn: () => Promise<T>) {
+    return recorder.traced({ stepId: id, kind, attempt: 1, isReclaim }, fn, () => ({ outcome: "completed" }));
+  }
+
   async function sleepFor(id: string, wakeInMs: () => number): Promise<void> {
-    const { seq, recorded } = exec.reach(id, "sleep");
+    const { seq, recorded, isReclaim } = exec.reach(id, "sleep");
     if (exec.isStopping) return never();
     if (recorded) {
-      // The wake time was stored at the first call; a replay never moves it.
-      if (!recorded.wakeAt || (await waitUntil(recorded.wakeAt, { step_id: id }, "sleep", id))) return;
-      return never();
+      // The wake time was stored at the first call; a replay never moves it. Once it has passed,
+      // the receipt answers.
+      if (!recorded.wakeAt || recorded.wakeAt.getTime() <= exec.dbNow().getTime()) return;
+      const wakeAt = recorded.wakeAt;
+      return traced(id, "sleep", isReclaim, async () => {
+        if (await waitUntil(wakeAt, { step_id: id }, "sleep", id)) return;
+        return never();
+      });
     }
+    return traced(id, "sleep", isReclaim, () => firstSleep(id, seq, wakeInMs));
+  }
+
+  async function firstSleep(id: string, seq: number, wakeInMs: () => number): Promise<void> {
     // skipSleeps (testing only): the sleep is due now, so it is recorded completed and not waited.
     const ms = settings.skipSleeps ? 0 : Math.max(0, wakeInMs());
     if (!exec.waitsInProcess(ms)) {
@@ -71,7 +89,7 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
       const timeoutMs = options.timeout === undefined ? null : toMs(options.timeout, "timeout");
       const stepId = options.id ?? name;
       if (stepId !== name) storableName(name, "a signal name");
-      const { seq, recorded } = exec.reach(stepId, "signal");
+      const { seq, recorded, isReclaim } = exec.reach(stepId, "signal");
       const parse = (result: unknown): T | null => {
         const { payload, timedOut } = (result ?? {}) as { payload?: unknown; timedOut?: boolean };
         if (timedOut) return null;
@@ -79,32 +97,34 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
       };
       if (recorded?.status === "completed") return parse(await recorder.resultOf(recorded));
       if (exec.isStopping) return never();
-      // A wait whose deadline passed is answered by the claim that wakes it, which knows whether
-      // a delivery landed before the deadline (durable_resolve_waits); here we would not.
-      const expired = recorded?.deadlineAt != null && exec.dbNow() >= recorded.deadlineAt;
-      const delivery = expired ? undefined : exec.takeDelivery(name);
-      if (delivery) {
-        // Already in the mailbox: the receipt takes it in the same statement.
-        const result = { payload: delivery.payload, signalSeq: delivery.seq };
-        const written = await exec.track(() =>
-          recorder.write({
-            stepId,
-            seq,
-            kind: "signal",
-            status: "completed",
-            attempt: 1,
-            resultJson: JSON.stringify(result),
-            signalName: name,
-            signalSeq: delivery.seq,
-          }),
-        );
-        if (!written) return never();
-        return parse(written.conflict ? written.recorded.result : result);
-      }
-      const wait: Wait = recorded
-        ? { step_id: stepId }
-        : { step_id: stepId, seq, kind: "signal", deadline_in_ms: timeoutMs, signal_name: name };
-      return exec.stop({ kind: "suspend", waits: [wait], waitingFor: { kind: "signal", name } });
+      return traced(stepId, "signal", isReclaim, async () => {
+        // A wait whose deadline passed is answered by the claim that wakes it, which knows whether
+        // a delivery landed before the deadline (durable_resolve_waits); here we would not.
+        const expired = recorded?.deadlineAt != null && exec.dbNow() >= recorded.deadlineAt;
+        const delivery = expired ? undefined : exec.takeDelivery(name);
+        if (delivery) {
+          // Already in the mailbox: the receipt takes it in the same statement.
+          const result = { payload: delivery.payload, signalSeq: delivery.seq };
+          const written = await exec.track(() =>
+            recorder.write({
+              stepId,
+              seq,
+              kind: "signal",
+              status: "completed",
+              attempt: 1,
+              resultJson: JSON.stringify(result),
+              signalName: name,
+              signalSeq: delivery.seq,
+            }),
+          );
+          if (!written) return never();
+          return parse(written.conflict ? written.recorded.result : result);
+        }
+        const wait: Wait = recorded
+          ? { step_id: stepId }
+          : { step_id: stepId, seq, kind: "signal", deadline_in_ms: timeoutMs, signal_name: name };
+        return exec.stop<T | null>({ kind: "suspend", waits: [wait], waitingFor: { kind: "signal", name } });
+      });
     },
 
     async waitFor<T>(id: string, options: WaitForOptions<T>): Promise<T> {
@@ -115,98 +135,108 @@ export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
       const maxDelayMs =
         options.pollBackoff?.maxDelay === undefined ? null : toMs(options.pollBackoff.maxDelay, "pollBackoff.maxDelay");
       if (!(factor >= 1)) throw new InvalidInputError(`waitFor "${id}": pollBackoff.factor must be >= 1`);
-      const { seq, recorded } = exec.reach(id, "poll");
+      const { seq, recorded, isReclaim } = exec.reach(id, "poll");
       const known = recorder.answer(recorded);
       if (known.done) return known.value;
-      if (!exec.everFits(leaseMs)) {
-        const error = serializeError(exec.leaseNeverFits(id, leaseMs));
-        const failed = { stepId: id, seq, kind: "poll", status: "failed", attempt: 1, error } as const;
-        const written = await exec.track(() => recorder.write({ ...failed, polls: recorded?.polls ?? 0 }));
-        if (!written) return never();
-        throw recorder.revive(error);
-      }
-      let polls = recorded?.polls ?? 0;
-      let failures = 0;
-      // The deadline counts from the first call; before the row exists it is this execution's.
-      const deadline = recorded?.deadlineAt ?? new Date(exec.dbNow().getTime() + timeoutMs);
-      let wakeAt = recorded?.wakeAt ?? null;
-      let stored = Boolean(recorded);
+      return traced(id, "poll", isReclaim, async (): Promise<T> => {
+        if (!exec.everFits(leaseMs)) {
+          const error = serializeError(exec.leaseNeverFits(id, leaseMs));
+          const failed = { stepId: id, seq, kind: "poll", status: "failed", attempt: 1, error } as const;
+          const written = await exec.track(() => recorder.write({ ...failed, polls: recorded?.polls ?? 0 }));
+          if (!written) return never();
+          throw recorder.revive(error);
+        }
+        let polls = recorded?.polls ?? 0;
+        let failures = 0;
+        // The deadline counts from the first call; before the row exists it is this execution's.
+        const deadline = recorded?.deadlineAt ?? new Date(exec.dbNow().getTime() + timeoutMs);
+        let wakeAt = recorded?.wakeAt ?? null;
+        let stored = Boolean(recorded);
 
-      for (;;) {
-        if (exec.isStopping) return never();
-        if (wakeAt && !(await waitUntil(wakeAt, { step_id: id }, "poll", id))) return never();
-        if (exec.dbNow() >= deadline) {
-          const error = new StepTimeoutError(
-            `waitFor "${id}" was not ready after ${polls} polls, by its deadline ${deadline.toISOString()}`,
-          );
-          const written = await exec.track(() =>
-            recorder.write({
-              stepId: id,
-              seq,
-              kind: "poll",
-              status: "failed",
-              attempt: 1,
-              polls,
-              error: serializeError(error),
-            }),
-          );
-          if (!written) return never();
-          throw recorder.revive(serializeError(error));
+        for (;;) {
+          if (exec.isStopping) return never();
+          if (wakeAt && !(await waitUntil(wakeAt, { step_id: id }, "poll", id))) return never();
+          if (exec.dbNow() >= deadline) {
+            const error = new StepTimeoutError(
+              `waitFor "${id}" was not ready after ${polls} polls, by its deadline ${deadline.toISOString()}`,
+            );
+            const written = await exec.track(() =>
+              recorder.write({
+                stepId: id,
+                seq,
+                kind: "poll",
+                status: "failed",
+                attempt: 1,
+                polls,
+                error: serializeError(error),
+              }),
+            );
+            if (!written) return never();
+            throw recorder.revive(serializeError(error));
+          }
+          if (!exec.fits(leaseMs)) return exec.stop({ kind: "yield", stepId: id });
+          let value: T | undefined;
+          let pollError: unknown = null;
+          try {
+            value = await exec.track(async () => options.poll());
+          } catch (error) {
+            pollError = error;
+          }
+          if (exec.isStopping) return never();
+          polls++;
+          if (pollError === null && options.ready(value as T)) {
+            const json = recorder.json(value, id);
+            const written = await exec.track(() =>
+              recorder.write({
+                stepId: id,
+                seq,
+                kind: "poll",
+                status: "completed",
+                attempt: 1,
+                polls,
+                resultJson: json,
+              }),
+            );
+            if (!written) return never();
+            return written.conflict ? (written.recorded.result as T) : JSON.parse(json);
+          }
+          failures = pollError === null ? 0 : failures + 1;
+          const grown = everyMs * factor ** (polls - 1) * Math.max(2, factor) ** failures;
+          const untilDeadline = deadline.getTime() - exec.dbNow().getTime();
+          const delayMs = Math.max(0, Math.min(maxDelayMs ?? Infinity, grown, untilDeadline));
+          const row = {
+            step_id: id,
+            seq,
+            kind: "poll" as const,
+            wake_in_ms: delayMs,
+            polls,
+            deadline_in_ms: stored ? null : untilDeadline,
+            error: pollError === null ? null : serializeError(pollError),
+          };
+          if (!exec.waitsInProcess(delayMs, leaseMs)) {
+            return exec.stop({ kind: "suspend", waits: [row], waitingFor: { kind: "poll", name: id } });
+          }
+          if (!stored) {
+            // The deadline must be stored before waiting here, so a crash cannot make it slide.
+            const written = await exec.track(() =>
+              recorder.write({
+                stepId: id,
+                seq,
+                kind: "poll",
+                status: "waiting",
+                attempt: 1,
+                polls,
+                wakeInMs: delayMs,
+                deadlineAt: deadline,
+              }),
+            );
+            if (!written) return never();
+            stored = true;
+          }
+          await exec.track(() => pause(delayMs, exec.abort.signal));
+          wakeAt = null;
         }
-        if (!exec.fits(leaseMs)) return exec.stop({ kind: "yield", stepId: id });
-        let value: T | undefined;
-        let pollError: unknown = null;
-        try {
-          value = await exec.track(async () => options.poll());
-        } catch (error) {
-          pollError = error;
-        }
-        if (exec.isStopping) return never();
-        polls++;
-        if (pollError === null && options.ready(value as T)) {
-          const json = recorder.json(value, id);
-          const written = await exec.track(() =>
-            recorder.write({ stepId: id, seq, kind: "poll", status: "completed", attempt: 1, polls, resultJson: json }),
-          );
-          if (!written) return never();
-          return written.conflict ? (written.recorded.result as T) : JSON.parse(json);
-        }
-        failures = pollError === null ? 0 : failures + 1;
-        const grown = everyMs * factor ** (polls - 1) * Math.max(2, factor) ** failures;
-        const untilDeadline = deadline.getTime() - exec.dbNow().getTime();
-        const delayMs = Math.max(0, Math.min(maxDelayMs ?? Infinity, grown, untilDeadline));
-        const row = {
-          step_id: id,
-          seq,
-          kind: "poll" as const,
-          wake_in_ms: delayMs,
-          polls,
-          deadline_in_ms: stored ? null : untilDeadline,
-          error: pollError === null ? null : serializeError(pollError),
-        };
-        if (!exec.waitsInProcess(delayMs, leaseMs)) {
-          return exec.stop({ kind: "suspend", waits: [row], waitingFor: { kind: "poll", name: id } });
-        }
-        if (!stored) {
-          // The deadline must be stored before waiting here, so a crash cannot make it slide.
-          const written = await exec.track(() =>
-            recorder.write({
-              stepId: id,
-              seq,
-              kind: "poll",
-              status: "waiting",
-              attempt: 1,
-              polls,
-              wakeInMs: delayMs,
-              deadlineAt: deadline,
-            }),
-          );
-          if (!written) return never();
-          stored = true;
-        }
-        await exec.track(() => pause(delayMs, exec.abort.signal));
-        wakeAt = null;
-      }
+      });
     },
   };
 }
