@@ -7,7 +7,7 @@ import { RunsTable } from "./components/runs-table";
 import { SchedulesCard } from "./components/schedules-card";
 import { SubmitButton } from "./components/submit-button";
 import { getDurable } from "./durable";
-import { countRuns } from "./runs/counts";
+import { countLabel, countRuns } from "./runs/counts";
 import { demos } from "./workflows/catalog";
 
 export const dynamic = "force-dynamic";
@@ -94,7 +94,7 @@ export default async function Home({ searchParams }: Props) {
                 aria-current={f === filter ? "page" : undefined}
               >
                 {f === "all" ? "All" : f[0]!.toUpperCase() + f.slice(1)}{" "}
-                <span className="filter-count">{counts[f]}</span>
+                <span className="filter-count">{countLabel(counts, f)}</span>
               </Link>
             ))}
           </nav>

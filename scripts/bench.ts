@@ -5,6 +5,8 @@
 //   npm run bench                              every section (5, scale-out, takes ~10 minutes of it)
 //   npm run bench -- --scale                   the machine and section 5 only
 //   npm run bench -- --scale --scale-runs 40   section 5 on a backlog of 40 runs (default 2,000)
+//   npm run bench -- --tracing                 the machine and section 6 (tracing cost per step) only
+//   npm run bench -- --retention               the machine and section 7 (retention, 1,000,000 runs) only
 import { dropCreatedDatabases } from "./bench/databases";
 import { claimLatency } from "./bench/claim-latency";
 import { loadAverage, machine } from "./bench/machine";
@@ -12,6 +14,8 @@ import { claimsPerRun, REPLAY_RUNS } from "./bench/replays";
 import { heading as title, ms, perSecond, ratio, table } from "./bench/report";
 import { profileRun, roundTrips } from "./bench/round-trips";
 import { startToCompletion } from "./bench/start-latency";
+import { tracingSection } from "./bench/tracing";
+import { retentionSection } from "./bench/retention";
 import type { CpuSpent } from "./bench/cpu";
 import {
   drainOnPGlite,
@@ -74,10 +78,16 @@ try {
     );
   }
 
-  if (!options.scaleOnly) await coreSections();
+  if (!options.scaleOnly && !options.tracingOnly && !options.retentionOnly) await coreSections();
 
   // ── 5. Scale-out ───────────────────────────────────────────────────────────────────────────
-  await scaleSection(options.scaleRuns);
+  if (!options.tracingOnly && !options.retentionOnly) await scaleSection(options.scaleRuns);
+
+  // ── 6. Tracing cost per step (scripts/bench/tracing.ts prints its table) ────────────────────
+  if (!options.scaleOnly && !options.retentionOnly) await tracingSection(heading, table);
+
+  // ── 7. Retention against 1,000,000 finished runs (scripts/bench/retention.ts prints its tables) ──
+  if (!options.scaleOnly && !options.tracingOnly) await retentionSection(heading, table);
 } finally {
   await dropCreatedDatabases();
 }
@@ -347,12 +357,22 @@ async function coreSections(): Promise<void> {
   );
 }
 
-/** `--scale` (section 5 only) and `--scale-runs N` (its backlog); anything else is refused. */
-function parseOptions(args: string[]): { scaleOnly: boolean; scaleRuns: number } {
-  const parsed = { scaleOnly: false, scaleRuns: SCALE_RUNS };
+/**
+ * `--scale` (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only) and
+ * `--scale-runs N`; anything else is refused.
+ */
+function parseOptions(args: string[]): {
+  scaleOnly: boolean;
+  scaleRuns: number;
+  tracingOnly: boolean;
+  retentionOnly: boolean;
+} {
+  const parsed = { scaleOnly: false, scaleRuns: SCALE_RUNS, tracingOnly: false, retentionOnly: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--scale") parsed.scaleOnly = true;
+    else if (arg === "--tracing") parsed.tracingOnly = true;
+    else if (arg === "--retention") parsed.retentionOnly = true;
     else if (arg === "--scale-runs" || arg.startsWith("--scale-runs=")) {
       const value = arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : args[++i];
       const n = Number(value);
@@ -362,7 +382,7 @@ function parseOptions(args: string[]): { scaleOnly: boolean; scaleRuns: number }
       }
       parsed.scaleRuns = n;
     } else {
-      console.error(`unknown option ${arg}: npm run bench [-- --scale] [--scale-runs N]`);
+      console.error(`unknown option ${arg}: npm run bench [-- --scale | --tracing | --retention] [--scale-runs N]`);
       process.exit(2);
     }
   }

@@ -592,6 +592,12 @@ export function createDurable(options: DurableOptions): Durable {
       if (!isStorableName(id)) throw new RunNotFoundError(String(id));
       const outcome = await retryRun(db, id);
       if (outcome === "not_found") throw new RunNotFoundError(id);
+      if (outcome === "compacted") {
+        throw new RunStateConflictError(
+          `run "${id}" cannot be retried: retention deleted its receipts, ` +
+            "so it would start over and repeat its effects",
+        );
+      }
       if (outcome === "singleton_held") {
         const { run } = (await readRun(db, id))!;
         const holder = await findSingletonHolder(db, run.workflow, run.singletonKey!);

@@ -23,6 +23,14 @@ export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";
 export { cancelRun } from "./cancel-run";
 export { retryRun } from "./retry-run";
 export { listRuns, type RunFilter } from "./list-runs";
+export {
+  type CompactedRows,
+  type CompactRequest,
+  compactRows,
+  compactStatement,
+  type DueKinds,
+  dueForCompaction,
+} from "./compact";
 export { shiftClock } from "./shift-clock";
 export { migrate } from "./migrate";
 export type { StepOutcome } from "./step-outcome";

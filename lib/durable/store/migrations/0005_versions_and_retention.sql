@@ -21,6 +21,40 @@ create index durable_runs_to_compact on durable_runs (finished_at)
 create index durable_runs_finished on durable_runs (finished_at)
   where status in ('completed', 'failed', 'cancelled');
 create index durable_events_created on durable_events (created_at);
+-- A run's signals, whatever their state: the cascade of a deleted run reads them through it
+-- (the mailbox index of 0002 holds only deliveries not yet taken).
+create index durable_signals_run on durable_signals (run_id);
+
+-- As in 0001, plus: a run whose steps retention deleted cannot be retried (it would start over
+-- from its first step with no receipts, repeating effects): 'compacted', nothing changed.
+create or replace function durable_retry_run(p_run_id text) returns text
+language plpgsql as $$
+declare
+  v_run durable_runs;
+  v_now timestamptz := durable_now();
+begin
+  select * into v_run from durable_runs where id = p_run_id for update;
+  if not found then
+    return 'not_found';
+  end if;
+  if v_run.status <> 'failed' then
+    return 'not_failed';
+  end if;
+  if v_run.compacted_at is not null then
+    return 'compacted';
+  end if;
+  -- A wait that timed out starts over with a new deadline; any other failed step runs again.
+  delete from durable_steps where run_id = p_run_id and status = 'failed' and kind = 'poll';
+  update durable_steps set status = 'waiting', wake_at = v_now, completed_at = null, updated_at = v_now
+   where run_id = p_run_id and status = 'failed';
+  update durable_runs set
+    status = 'pending', fence = fence + 1, wake_at = v_now, error = null, output = null,
+    waiting_for = null, updated_at = v_now, finished_at = null
+  where id = p_run_id;
+  insert into durable_events (run_id, kind) values (p_run_id, 'retry');
+  return 'retried';
+end
+$$;
 
 -- Whether the instance that passes `p_versions` registered this run's (workflow, version).
 create function durable_version_registered(p_versions jsonb, p_workflow text, p_version text) returns boolean
