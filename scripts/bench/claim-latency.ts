@@ -60,7 +60,7 @@ async function prepare(suffix: string, finished: number): Promise<{ client: pg.C
 let sequence = 0;
 
 /** One sample: start a due run, time its claim, finish it. Returns the claim's round trip in ms. */
-async function sample(client: pg.Client): Promise<number> {
+export async function sampleClaim(client: pg.Client): Promise<number> {
   const id = `due-${++sequence}`;
   await client.query(
     `insert into durable_runs (id, workflow, input, wake_at) values ($1, $2, '{}'::jsonb, durable_now())`,
@@ -125,13 +125,13 @@ export async function claimLatency(samples: number, finished: number): Promise<C
   const times = { empty: [] as number[], full: [] as number[] };
   // Warm both sessions (plpgsql compiles the function and caches its plans on first calls).
   for (let i = 0; i < 20; i++) {
-    await sample(empty.client);
-    await sample(full.client);
+    await sampleClaim(empty.client);
+    await sampleClaim(full.client);
   }
   for (let done = 0; done < samples; done += BLOCK) {
     const n = Math.min(BLOCK, samples - done);
-    for (let i = 0; i < n; i++) times.empty.push(await sample(empty.client));
-    for (let i = 0; i < n; i++) times.full.push(await sample(full.client));
+    for (let i = 0; i < n; i++) times.empty.push(await sampleClaim(empty.client));
+    for (let i = 0; i < n; i++) times.full.push(await sampleClaim(full.client));
   }
   const { plan, genericPlan } = await explain(full.client);
   await empty.client.end();

@@ -8,11 +8,11 @@ import pg from "pg";
 import { connect, createDurable, type Durable, type RetentionOptions, type TickReport } from "../../lib/durable";
 import { createCompactor } from "../../lib/durable/engine/retention";
 import { compactStatement } from "../../lib/durable/store";
+import { sampleClaim } from "./claim-latency";
 import { freshServerDatabase } from "./databases";
 import { ms, percentile, ratio } from "./report";
 import { threeSteps } from "./throughput";
 
-const WORKFLOWS = JSON.stringify([threeSteps.name]);
 const BLOCK = 25;
 
 /** Nothing is due: every age is longer than the oldest run's. */
@@ -135,32 +135,6 @@ function tickFigures(
     compacted: reports.reduce((a, r) => a + r.compacted, 0) / reports.length,
     rowsPerTick: rows,
   };
-}
-
-let sequence = 0;
-
-/** One claim sample, as claim-latency.ts takes it: start a due run, time its claim, finish it. */
-async function sampleClaim(client: pg.Client): Promise<number> {
-  const id = `due-${++sequence}`;
-  await client.query(
-    `insert into durable_runs (id, workflow, input, wake_at) values ($1, $2, '{}'::jsonb, durable_now())`,
-    [id, threeSteps.name],
-  );
-  const t0 = performance.now();
-  const { rows } = await client.query(`select durable_claim_run($1::jsonb, null, 30000, '[]'::jsonb) as claimed`, [
-    WORKFLOWS,
-  ]);
-  const elapsed = performance.now() - t0;
-  const claimed = rows[0].claimed;
-  if (!claimed || claimed.run.id !== id) {
-    throw new Error(`claim returned ${JSON.stringify(claimed?.run?.id)}, expected ${id}`);
-  }
-  const finished = await client.query(
-    `select durable_finish_run($1, $2::bigint, 'completed', '1'::jsonb, null, '[]'::jsonb, null) as ok`,
-    [id, claimed.run.fence],
-  );
-  if (finished.rows[0].ok !== "finished") throw new Error(`finish of ${id} refused`);
-  return elapsed;
 }
 
 async function explainCompaction(client: pg.Client, db: Durable["db"]): Promise<string[]> {

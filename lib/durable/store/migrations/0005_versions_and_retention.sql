@@ -62,7 +62,14 @@ language sql immutable as $$
   select p_versions is null or coalesce((p_versions -> p_workflow) ? coalesce(p_version, ''), false)
 $$;
 
--- As in 0004, plus `p_versions`: only runs of a registered (workflow, version).
+-- As in 0002, plus two filters.
+-- `p_limits` ({ workflow: limit }, 0004's concurrency keys): a run whose workflow has a limit and
+-- whose key has that many runs executing stays due; the next candidate is tried. A candidate's
+-- key is counted once in the pick (cheap, racy) and again under the key's advisory lock (exact).
+-- The first keyed candidate waits for its key's lock (another claim of the key holds it for one
+-- short transaction); later ones only try it, so a claimer never waits while it holds a key's
+-- lock and two claimers cannot deadlock.
+-- `p_versions`: only runs of a registered (workflow, version).
 create or replace function durable_claim_run(
   p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb
 ) returns jsonb
@@ -152,15 +159,8 @@ begin
 end
 $$;
 
--- The five-argument claim of 0004, for instances of the previous release during a deploy: any version.
-create or replace function durable_claim_run(
-  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb
-) returns jsonb
-language sql as $$
-  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, p_limits, null::jsonb)
-$$;
-
--- The four-argument claim of 0002 likewise.
+-- The four-argument claim of 0002, for instances of the previous release during a deploy: any
+-- version, no limits.
 create or replace function durable_claim_run(
   p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb
 ) returns jsonb
@@ -168,7 +168,8 @@ language sql as $$
   select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, '{}'::jsonb, null::jsonb)
 $$;
 
--- As in 0004, counting only runs of a registered (workflow, version).
+-- How many runs a claim would take now, counting up to p_cap, only runs of a registered
+-- (workflow, version): what a tick asks before it fans out.
 create function durable_count_due(p_workflows jsonb, p_cap integer, p_versions jsonb) returns integer
 language sql stable as $$
   select count(*)::integer from (
