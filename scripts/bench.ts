@@ -7,6 +7,7 @@
 //   npm run bench -- --scale --scale-runs 40   section 5 on a backlog of 40 runs (default 2,000)
 //   npm run bench -- --tracing                 the machine and section 6 (tracing cost per step) only
 //   npm run bench -- --retention               the machine and section 7 (retention, 1,000,000 runs) only
+//   npm run bench -- --peers                   the machine and section 8 (graphile-worker, pg-boss, cold start) only
 import { dropCreatedDatabases } from "./bench/databases";
 import { claimLatency } from "./bench/claim-latency";
 import { loadAverage, machine } from "./bench/machine";
@@ -16,6 +17,7 @@ import { profileRun, roundTrips } from "./bench/round-trips";
 import { startToCompletion } from "./bench/start-latency";
 import { tracingSection } from "./bench/tracing";
 import { retentionSection } from "./bench/retention";
+import { peersSection } from "./bench/peers";
 import type { CpuSpent } from "./bench/cpu";
 import {
   drainOnPGlite,
@@ -78,16 +80,20 @@ try {
     );
   }
 
-  if (!options.scaleOnly && !options.tracingOnly && !options.retentionOnly) await coreSections();
+  const all = options.only === null;
+  if (all) await coreSections();
 
   // ── 5. Scale-out ───────────────────────────────────────────────────────────────────────────
-  if (!options.tracingOnly && !options.retentionOnly) await scaleSection(options.scaleRuns);
+  if (all || options.only === "scale") await scaleSection(options.scaleRuns);
 
   // ── 6. Tracing cost per step (scripts/bench/tracing.ts prints its table) ────────────────────
-  if (!options.scaleOnly && !options.retentionOnly) await tracingSection(heading, table);
+  if (all || options.only === "tracing") await tracingSection(heading, table);
 
   // ── 7. Retention against 1,000,000 finished runs (scripts/bench/retention.ts prints its tables) ──
-  if (!options.scaleOnly && !options.tracingOnly) await retentionSection(heading, table);
+  if (all || options.only === "retention") await retentionSection(heading, table);
+
+  // ── 8. Peers: graphile-worker and pg-boss on one workload, and cold start (scripts/bench/peers.ts) ──
+  if (all || options.only === "peers") await peersSection(heading, table);
 } finally {
   await dropCreatedDatabases();
 }
@@ -357,22 +363,19 @@ async function coreSections(): Promise<void> {
   );
 }
 
+type Section = "scale" | "tracing" | "retention" | "peers";
+const SECTIONS: readonly Section[] = ["scale", "tracing", "retention", "peers"];
+
 /**
- * `--scale` (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only) and
- * `--scale-runs N`; anything else is refused.
+ * `--scale` (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only),
+ * `--peers` (section 8 only) and `--scale-runs N`; anything else is refused.
  */
-function parseOptions(args: string[]): {
-  scaleOnly: boolean;
-  scaleRuns: number;
-  tracingOnly: boolean;
-  retentionOnly: boolean;
-} {
-  const parsed = { scaleOnly: false, scaleRuns: SCALE_RUNS, tracingOnly: false, retentionOnly: false };
+function parseOptions(args: string[]): { only: Section | null; scaleRuns: number } {
+  const parsed: { only: Section | null; scaleRuns: number } = { only: null, scaleRuns: SCALE_RUNS };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    if (arg === "--scale") parsed.scaleOnly = true;
-    else if (arg === "--tracing") parsed.tracingOnly = true;
-    else if (arg === "--retention") parsed.retentionOnly = true;
+    const section = SECTIONS.find((s) => arg === `--${s}`);
+    if (section) parsed.only = section;
     else if (arg === "--scale-runs" || arg.startsWith("--scale-runs=")) {
       const value = arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : args[++i];
       const n = Number(value);
@@ -382,7 +385,9 @@ function parseOptions(args: string[]): {
       }
       parsed.scaleRuns = n;
     } else {
-      console.error(`unknown option ${arg}: npm run bench [-- --scale | --tracing | --retention] [--scale-runs N]`);
+      console.error(
+        `unknown option ${arg}: npm run bench [-- --scale | --tracing | --retention | --peers] [--scale-runs N]`,
+      );
       process.exit(2);
     }
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
-import { z } from "zod";
+import * as z from "zod";
 import { defineWorkflow, FatalStepError, type Jsonified } from "@/lib/durable";
 import { charge, formatMoney, refund } from "../mock-providers/payments";
 import { toStepError } from "./provider-errors";

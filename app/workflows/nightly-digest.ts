@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { z } from "zod";
+import * as z from "zod";
 import { defineWorkflow } from "@/lib/durable";
 
 /**

@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { defineWorkflow } from "@/lib/durable";
 import { formatMoney, refund } from "../mock-providers/payments";
 import { toStepError } from "./provider-errors";

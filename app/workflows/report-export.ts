@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineWorkflow } from "@/lib/durable";
 import { getOperation, submitOperation } from "../mock-providers/operations";
 import { toStepError } from "./provider-errors";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineWorkflow } from "@/lib/durable";
 import { researchModel } from "./research-model";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 // zod owns the enums: the SQL check constraints are compared with these in a test.
 export const runStatusValues = z.enum(["pending", "running", "waiting", "completed", "failed", "cancelled"]);

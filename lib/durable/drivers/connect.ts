@@ -4,7 +4,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { Kysely, PostgresDialect, type DatabaseConnection, type Dialect, type PostgresPool } from "kysely";
-import { attachDatabasePool } from "@vercel/functions";
+import { attachDatabasePool } from "@vercel/functions/db-connections";
 import { clientListen, type Listen, pgliteListen, registerListen } from "./listen";
 import { PGLITE_PARSERS, PGliteDialect } from "./pglite-dialect";
 

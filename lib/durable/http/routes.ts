@@ -1,5 +1,5 @@
 import { getDeadline as vercelDeadline, waitUntil as vercelWaitUntil } from "@vercel/functions";
-import { z } from "zod";
+import * as z from "zod";
 import type { Durable } from "../engine/create-durable";
 import { InvalidInputError, RunNotFoundError, UnauthorizedError, WorkflowNotFoundError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";

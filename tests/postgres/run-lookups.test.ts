@@ -1,0 +1,86 @@
+// The engine's fenced writes find their run by primary key (migration 0006, docs/sql.md). Before it,
+// `id = $1 and fence = $2 and status = 'running'` ran, in the generic plan plpgsql caches after a
+// few calls, over durable_runs_status_created: every receipt read every entry of status 'running',
+// live and dead. auto_explain prints the plan of each statement inside the functions; none may
+// name that index.
+import pg from "pg";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { z } from "zod";
+import { connect, createDurable, defineWorkflow, type Durable } from "@/lib/durable";
+import { createTestDatabase } from "../helpers/databases";
+
+const CALLS = 8; // plpgsql plans a statement for its arguments 5 times, then may keep a generic plan
+
+const flow = defineWorkflow({ name: "lookups", input: z.object({}), run: async () => null });
+
+let url: string;
+let admin: Durable;
+let session: pg.Client;
+const plans: string[] = [];
+beforeAll(async () => {
+  url = await createTestDatabase("durable_run_lookups");
+  admin = createDurable({ db: await connect(url, { driver: "pg" }), workflows: [flow], secrets: { durable: "t" } });
+  await admin.migrate();
+  for (let i = 0; i < 4 * CALLS; i++) await admin.start(flow, {}, { id: `r-${i}` });
+  session = new pg.Client({ connectionString: url });
+  await session.connect();
+  // Enough finished runs that no scan of the whole table looks cheap.
+  await session.query(
+    `insert into durable_runs (id, workflow, status, input, finished_at)
+     select 'done-' || n, 'lookups', 'completed', '{}', now() from generate_series(1, 5000) n`,
+  );
+  // A production table between bursts: 'running' rare in the statistics, so the planner rates an
+  // index on (status, …, id) as cheap as the primary key.
+  await session.query("analyze durable_runs");
+  await session.query("load 'auto_explain'");
+  for (const setting of [
+    "auto_explain.log_min_duration = 0",
+    "auto_explain.log_nested_statements = on",
+    "auto_explain.log_level = notice",
+    "client_min_messages = notice",
+  ]) {
+    await session.query(`set ${setting}`);
+  }
+  session.on("notice", (notice) => plans.push(notice.message ?? ""));
+});
+afterAll(async () => {
+  await session?.end();
+  await admin?.close();
+});
+
+const step = (id: string) =>
+  JSON.stringify({ step_id: id, seq: 0, kind: "run", status: "completed", attempt: 1, result: 1, result_bytes: 1 });
+
+async function claim(): Promise<{ id: string; fence: number }> {
+  const { rows } = await session.query(
+    `select durable_claim_run('["lookups"]', null, 60000, '[]', '{}', '{"lookups":[""]}') as c`,
+  );
+  return { id: rows[0].c.run.id, fence: Number(rows[0].c.run.fence) };
+}
+
+it("receipts, completions, releases, suspensions, stream appends and status reads use the primary key", async () => {
+  for (let i = 0; i < CALLS; i++) {
+    const a = await claim();
+    await session.query("select durable_record_step($1, $2, $3::jsonb)", [a.id, a.fence, step("one")]);
+    await session.query("select durable_append_stream($1, $2, 'one', 1, '[1]')", [a.id, a.fence]);
+    await session.query("select durable_read_run($1)", [a.id]);
+    await session.query("select durable_finish_run($1, $2, 'completed', '1', null, '[]', $3::jsonb)", [
+      a.id,
+      a.fence,
+      step("two"),
+    ]);
+    const b = await claim();
+    await session.query("select durable_release_run($1, $2, 'one')", [b.id, b.fence]);
+    const c = await claim();
+    await session.query(
+      `select durable_suspend_run($1, $2, '[{"step_id":"nap","seq":0,"kind":"sleep","wake_in_ms":60000}]',
+                                  '{"kind":"sleep","name":"nap"}')`,
+      [c.id, c.fence],
+    );
+  }
+  const fenced = plans.filter((p) => /where id = p_run_id and/.test(p));
+  // Every function above logged its fenced statement's plan at every call (not a vacuous pass).
+  expect(fenced.length).toBeGreaterThanOrEqual(6 * CALLS);
+  expect(fenced.every((p) => p.includes("durable_runs_pkey"))).toBe(true);
+  expect(plans.filter((p) => p.includes("durable_runs_status_created"))).toEqual([]);
+});
