@@ -117,9 +117,9 @@ async function coreSections(): Promise<void> {
     ["value step", "1", c("pglite", "value step"), c("postgres", "value step")],
     ["sleep suspension", "1", c("pglite", "sleep suspension"), c("postgres", "sleep suspension")],
     ["claim after the sleep (+ receipts)", "1", c("pglite", "wake claim"), c("postgres", "wake claim")],
-    ["completion", "1", c("pglite", "completion"), c("postgres", "completion")],
+    ["completion (+ the tick's next claim)", "1", c("pglite", "completion"), c("postgres", "completion")],
     [
-      "a tick's last claim, finding nothing (2 ticks)",
+      "a tick's last claim, finding nothing (2 ticks; the 2nd rides on its completion)",
       "1 per tick",
       c("pglite", "empty claim"),
       c("postgres", "empty claim"),

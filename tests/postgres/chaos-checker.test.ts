@@ -61,7 +61,12 @@ describe("the chaos checker", () => {
           await sql<{ src: string }>`select pg_get_functiondef('durable_record_step'::regproc) as src`.execute(db)
         ).rows[0]!.src;
         await sql
-          .raw(fn.replace("where id = p_run_id and fence = p_fence and status = 'running'", "where id = p_run_id"))
+          .raw(
+            fn.replace(
+              "where id = p_run_id and fence = p_fence and status is not distinct from 'running'",
+              "where id = p_run_id",
+            ),
+          )
           .execute(db);
       }
       await startOne(db, "f1");

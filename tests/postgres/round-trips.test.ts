@@ -34,21 +34,23 @@ afterAll(async () => {
 });
 
 const kindOf = (q: string) =>
-  /durable_claim_run/.test(q)
-    ? "claim"
-    : /durable_record_step/.test(q)
-      ? "receipt"
-      : /durable_finish_run/.test(q)
-        ? "finish"
-        : /^begin/i.test(q)
-          ? "begin"
-          : /^commit/i.test(q)
-            ? "commit"
-            : /rt_effects/.test(q)
-              ? "effect"
-              : q.slice(0, 30);
+  /durable_finish_and_claim/.test(q)
+    ? "finish + claim"
+    : /durable_claim_run/.test(q)
+      ? "claim"
+      : /durable_record_step/.test(q)
+        ? "receipt"
+        : /durable_finish_run/.test(q)
+          ? "finish"
+          : /^begin/i.test(q)
+            ? "begin"
+            : /^commit/i.test(q)
+              ? "commit"
+              : /rt_effects/.test(q)
+                ? "effect"
+                : q.slice(0, 30);
 
-it("claim 1, run step 1, tx step its statement + 3, the last step and the completion 1; an idle tick 1", async () => {
+it("claim 1, run step 1, tx step its statement + 3, the last step, the completion and the next claim 1", async () => {
   await durable.start(rt, {}, { id: "rt-1" });
   statements.length = 0;
   expect(await durable.tick({ budgetMs: 40_000 })).toMatchObject({ claimed: 1, completed: 1 });
@@ -59,7 +61,26 @@ it("claim 1, run step 1, tx step its statement + 3, the last step and the comple
     "effect",
     "receipt",
     "commit", // tx step: its statement + 3
-    "finish", // the value step's receipt folded into the completion
-    "claim", // the tick looks for more work and finds none
+    "finish + claim", // the value step's receipt and the tick's next claim (finding none) ride on the completion
   ]);
+});
+
+it("a tick loop's completion claims its next run: two runs cost one claim statement in all", async () => {
+  await durable.start(rt, {}, { id: "rt-chain-1" });
+  await durable.start(rt, {}, { id: "rt-chain-2" });
+  statements.length = 0;
+  expect(await durable.tick({ budgetMs: 40_000 })).toMatchObject({ claimed: 2, completed: 2 });
+  const kinds = statements.map(kindOf);
+  expect(kinds.filter((k) => k === "claim")).toEqual(["claim"]);
+  expect(kinds.filter((k) => k === "finish + claim")).toHaveLength(2);
+  expect(kinds).toHaveLength(1 + 2 * 6);
+});
+
+it("advance(id) of one run does not chain a claim onto its completion", async () => {
+  await durable.start(rt, {}, { id: "rt-alone" });
+  await durable.start(rt, {}, { id: "rt-other" });
+  statements.length = 0;
+  expect(await durable.advance("rt-alone")).toBe("completed");
+  expect(statements.map(kindOf).at(-1)).toBe("finish");
+  expect(await durable.status("rt-other")).toMatchObject({ status: "pending" });
 });

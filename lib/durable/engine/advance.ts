@@ -2,7 +2,16 @@ import type { Span } from "@opentelemetry/api";
 import { InvalidInputError, serializeError } from "../errors";
 import { toJsonText } from "../json";
 import { createStepApi } from "../steps/step-api";
-import { type ClaimedRun, finishRun, type RunEnd, releaseRun, suspendRun } from "../store";
+import {
+  type ClaimedRun,
+  type ClaimRequest,
+  type FinishResult,
+  finishRun,
+  finishRunAndClaim,
+  type RunEnd,
+  releaseRun,
+  suspendRun,
+} from "../store";
 import type { AnyWorkflow, WorkflowContext } from "../types";
 import { Execution, type ExecutionSettings, type Stop } from "./execution";
 import { failpoint } from "./failpoints";
@@ -21,6 +30,20 @@ export type AdvanceOutcome =
 type BodyEnd = { kind: "returned"; value: unknown } | { kind: "threw"; error: unknown };
 
 /**
+ * A loop that claims again after this run: the run's completion (or failure) carries the loop's
+ * next claim in its statement (docs/decisions.md, "Chained claims").
+ */
+export interface ClaimChain {
+  /** The claim to send with the completion; null when the loop will not claim again. */
+  request(): ClaimRequest | null;
+  /**
+   * What the chained claim answered: the next run, which the loop must advance (it holds its
+   * lease now), or null when nothing was due. Undefined: no claim was sent with the completion.
+   */
+  claimed?: ClaimedRun | null;
+}
+
+/**
  * Runs one claimed run inside the invocation's budget: replays the body from the top (steps with
  * receipts answer from the ledger), executes the next steps, and ends with exactly one write for
  * the way it stopped: complete, fail, park or give back. A suspended body is abandoned, not
@@ -35,10 +58,11 @@ export function advanceClaimedRun(
   deadline: number,
   budgetMs: number,
   release?: AbortSignal,
+  chain?: ClaimChain,
 ): Promise<AdvanceOutcome> {
   return withRunSpan(claim, async (span) => {
     const exec = new Execution(settings, claim, deadline, budgetMs, release);
-    const outcome = await advance(exec, workflow, span);
+    const outcome = await advance(exec, workflow, span, chain);
     if (outcome === "lost") {
       // A step's write, a heartbeat or a stream append found the claim lost, or the final write did.
       const stop = exec.stopReason;
@@ -50,7 +74,12 @@ export function advanceClaimedRun(
   });
 }
 
-async function advance(exec: Execution, workflow: AnyWorkflow, span: Span): Promise<AdvanceOutcome> {
+async function advance(
+  exec: Execution,
+  workflow: AnyWorkflow,
+  span: Span,
+  chain: ClaimChain | undefined,
+): Promise<AdvanceOutcome> {
   const { settings, claim } = exec;
   const recorder = createStepRecorder(exec);
   const log = (...args: unknown[]) => settings.log(`[${claim.run.id}] ${args.map(String).join(" ")}`);
@@ -80,11 +109,11 @@ async function advance(exec: Execution, workflow: AnyWorkflow, span: Span): Prom
     if (settled && (stop.kind === "suspend" || stop.kind === "yield")) {
       log("the workflow body settled while suspended (did it race or swallow a step?); the run stays suspended");
     }
-    return applyStop(exec, recorder, span, stop);
+    return applyStop(exec, recorder, span, stop, chain);
   }
   return first.kind === "returned"
-    ? complete(exec, recorder, span, workflow, first.value)
-    : fail(exec, recorder, span, first.error);
+    ? complete(exec, recorder, span, workflow, first.value, chain)
+    : fail(exec, recorder, span, first.error, chain);
 }
 
 async function complete(
@@ -93,6 +122,7 @@ async function complete(
   span: Span,
   workflow: AnyWorkflow,
   value: unknown,
+  chain: ClaimChain | undefined,
 ): Promise<AdvanceOutcome> {
   let outputJson: string;
   try {
@@ -104,31 +134,49 @@ async function complete(
     }
     outputJson = toJsonText(parsed.data, { limit: exec.settings.maxResultBytes });
   } catch (error) {
-    return fail(exec, recorder, span, error);
+    return fail(exec, recorder, span, error, chain);
   }
   const warnings = exec
     .unreachedSteps()
     .map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
-  return finish(exec, recorder, span, "completed", { status: "completed", outputJson }, warnings);
+  return finish(exec, recorder, span, "completed", { status: "completed", outputJson }, warnings, chain);
 }
 
-function fail(exec: Execution, recorder: StepRecorder, span: Span, error: unknown): Promise<AdvanceOutcome> {
-  return finish(exec, recorder, span, "failed", { status: "failed", error: serializeError(error) });
+function fail(
+  exec: Execution,
+  recorder: StepRecorder,
+  span: Span,
+  error: unknown,
+  chain: ClaimChain | undefined,
+): Promise<AdvanceOutcome> {
+  return finish(exec, recorder, span, "failed", { status: "failed", error: serializeError(error) }, [], chain);
 }
 
-/** Ends the run, with the last held-back receipt in the same statement (the completion's round trip). */
+/**
+ * Ends the run, with the last held-back receipt in the same statement (the completion's round
+ * trip), and the loop's next claim too when it chains one.
+ */
 function finish(
   exec: Execution,
   recorder: StepRecorder,
   span: Span,
   outcome: "completed" | "failed",
   end: RunEnd,
-  warnings: string[] = [],
+  warnings: string[],
+  chain: ClaimChain | undefined,
 ): Promise<AdvanceOutcome> {
   return write(exec, async () => {
     if (!recorder.holding) await recorder.flush(); // a flush already under way lands first
     const last = recorder.takeHeld();
-    const result = await finishRun(exec.db, exec.runId, exec.fence, end, warnings, last);
+    const next = chain?.request() ?? null;
+    let result: FinishResult;
+    if (next) {
+      const answer = await finishRunAndClaim(exec.db, exec.runId, exec.fence, end, warnings, last, next);
+      result = answer.finished;
+      chain!.claimed = answer.next;
+    } else {
+      result = await finishRun(exec.db, exec.runId, exec.fence, end, warnings, last);
+    }
     if (result === "finished") return outcome;
     if (result === "lost") return "lost";
     // The last step had another outcome recorded first: replay from it rather than end on ours.
@@ -140,13 +188,19 @@ function finish(
   });
 }
 
-async function applyStop(exec: Execution, recorder: StepRecorder, span: Span, stop: Stop): Promise<AdvanceOutcome> {
+async function applyStop(
+  exec: Execution,
+  recorder: StepRecorder,
+  span: Span,
+  stop: Stop,
+  chain: ClaimChain | undefined,
+): Promise<AdvanceOutcome> {
   if (stop.kind === "lost") return "lost";
   if (stop.kind === "abandon") {
     exec.settings.log(`[${exec.runId}] abandoned: ${stop.reason}`);
     return "abandoned";
   }
-  if (stop.kind === "fail") return fail(exec, recorder, span, stop.error);
+  if (stop.kind === "fail") return fail(exec, recorder, span, stop.error, chain);
   // Parking or giving the run back: its held-back receipt is written first.
   if (recorder.holding && !(await recorder.flush())) {
     const now = exec.stopReason;

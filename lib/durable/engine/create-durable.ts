@@ -10,6 +10,8 @@ import { isStorableName, storableName } from "../names";
 import { type RunStatus, type RunStatusValue, runStatusValues, type RunSummary, type TickReport } from "../schemas";
 import {
   cancelRun,
+  type ClaimedRun,
+  type ClaimRequest,
   claimDueRun,
   countDueRuns,
   deliverSignal,
@@ -29,7 +31,7 @@ import {
   type StreamChunk,
 } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalSchemas, SignalsOf } from "../types";
-import { type AdvanceOutcome, advanceClaimedRun } from "./advance";
+import { type AdvanceOutcome, advanceClaimedRun, type ClaimChain } from "./advance";
 import { registerWorkflows, storedVersion, versionKey } from "./define-workflow";
 import { countAdvanced, emptyTickReport, runLoops } from "./loops";
 import { type CompactReport, createCompactor, type RetentionOptions } from "./retention";
@@ -285,31 +287,55 @@ export function createDurable(options: DurableOptions): Durable {
    * Claims a due run (or exactly `runId`) and advances it inside the budget. Once `release`
    * aborts, the run is given back at its next step (a worker stopping).
    */
+  /**
+   * Claims one due run (or exactly `runId`) and advances it. `carried`: a run the previous run's
+   * completion already claimed for this loop (its chained claim), advanced without a claim of its
+   * own; `chain`: the loop claims again afterwards, so this run's completion may claim for it.
+   */
   async function claimAndAdvance(
     deadline: number,
     budget: number,
-    runId: string | undefined,
-    exclude: readonly string[],
-    release?: AbortSignal,
-    onClaimed?: () => void,
+    request: {
+      runId?: string;
+      exclude?: readonly string[];
+      release?: AbortSignal;
+      onClaimed?: () => void;
+      carried?: ClaimedRun | null;
+      chain?: ClaimChain;
+    } = {},
   ) {
     const remaining = deadline - performance.now();
     // The lease covers the invocation's deadline plus the margin (docs/rules.md, rule 11a).
-    const claim = await claimDueRun(db, {
-      workflows: names,
-      versions: registry.versions,
-      runId,
-      leaseMs: remaining + marginMs,
-      exclude,
-      limits,
-    });
+    const claim =
+      request.carried ??
+      (await claimDueRun(db, {
+        workflows: names,
+        versions: registry.versions,
+        runId: request.runId,
+        leaseMs: remaining + marginMs,
+        exclude: request.exclude,
+        limits,
+      }));
     if (!claim) return null;
-    onClaimed?.();
+    request.onClaimed?.();
     await failpoint("claim.after");
     // The run replays on the version it started with.
     const workflow = registry.byVersion.get(versionKey(claim.run.workflow, claim.run.version))!;
-    const outcome = await advanceClaimedRun(settings, workflow, claim, deadline, budget, release);
+    const outcome = await advanceClaimedRun(
+      settings,
+      workflow,
+      claim,
+      deadline,
+      budget,
+      request.release,
+      request.chain,
+    );
     return { claim, outcome };
+  }
+
+  /** The claim a loop chains onto a completion (docs/decisions.md, "Chained claims"). */
+  function nextClaim(leaseMs: number, exclude: readonly string[] = []): ClaimRequest {
+    return { workflows: names, versions: registry.versions, leaseMs, exclude, limits };
   }
 
   /** Computes a run's concurrency or singleton key from its parsed input: a storable string. */
@@ -362,13 +388,21 @@ export function createDurable(options: DurableOptions): Durable {
     if (unknownVersion === "fail") report.failed += (await failUnknownVersions(db, registry.versions, 100)).length;
     // Runs given back by this tick are not claimed again by it, by any of its loops.
     const yielded: string[] = [];
+    // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
+    const fits = () => deadline - performance.now() >= leaseMs + marginMs;
     await runLoops(concurrency, async () => {
-      // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
-      while (deadline - performance.now() >= leaseMs + marginMs) {
-        const advanced = await claimAndAdvance(deadline, budget, undefined, yielded);
+      let carried: ClaimedRun | null = null;
+      // A run the last completion claimed is advanced whatever is left: it holds its lease.
+      while (carried || fits()) {
+        const chain: ClaimChain = {
+          request: () => (fits() ? nextClaim(deadline - performance.now() + marginMs, yielded) : null),
+        };
+        const advanced = await claimAndAdvance(deadline, budget, { exclude: yielded, carried, chain });
         if (!advanced) return;
         countAdvanced(report, advanced);
         if (advanced.outcome === "yielded") yielded.push(advanced.claim.run.id);
+        if (chain.claimed === null) return; // the completion's claim found nothing due
+        carried = chain.claimed ?? null;
       }
     });
     // What is left of the budget goes to retention, in a bounded slice (README, "Retention").
@@ -475,9 +509,11 @@ export function createDurable(options: DurableOptions): Durable {
           db,
           workflows: names,
           budgetMs,
+          marginMs,
           log,
-          claimAndAdvance: (deadline, budget, release, onClaimed) =>
-            claimAndAdvance(deadline, budget, undefined, [], release, onClaimed),
+          claimAndAdvance: (deadline, budget, release, onClaimed, carried, chain) =>
+            claimAndAdvance(deadline, budget, { release, onClaimed, carried, chain }),
+          nextClaim: (leaseMs) => nextClaim(leaseMs),
           housekeeping: async () => {
             const started = await scheduler.startDue();
             if (unknownVersion === "fail") await failUnknownVersions(db, registry.versions, 100);
@@ -524,7 +560,7 @@ export function createDurable(options: DurableOptions): Durable {
       const budget = advanceOptions.budgetMs ?? budgetMs;
       const deadline = performance.now() + budget;
       if (budget < marginMs) return null;
-      const advanced = await withInvocationSpan("advance", () => claimAndAdvance(deadline, budget, id, []));
+      const advanced = await withInvocationSpan("advance", () => claimAndAdvance(deadline, budget, { runId: id }));
       return advanced?.outcome ?? null;
     },
 

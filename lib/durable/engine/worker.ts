@@ -1,6 +1,7 @@
 import { listenOf, type StopListening } from "../drivers/listen";
 import { InvalidInputError } from "../errors";
-import { type DurableDb, msUntilNextWake } from "../store";
+import { type ClaimedRun, type ClaimRequest, type DurableDb, msUntilNextWake } from "../store";
+import type { ClaimChain } from "./advance";
 import { type Advanced, countAdvanced, runLoops } from "./loops";
 
 export interface WorkOptions {
@@ -33,14 +34,24 @@ export interface WorkerDeps {
   workflows: readonly string[];
   /** The budget of one claim: a run held this long is given back and claimed again (ms). */
   budgetMs: number;
+  /** What a lease adds to the budget (docs/rules.md, rule 11a; ms). */
+  marginMs: number;
   log: (message: string) => void;
-  /** Claims one due run and advances it; `onClaimed` runs as soon as the claim succeeded. */
+  /**
+   * Claims one due run and advances it; `onClaimed` runs as soon as the claim succeeded.
+   * `carried`: a run already claimed for this loop by the last completion (advanced without a
+   * claim); `chain`: this run's completion may claim the loop's next run.
+   */
   claimAndAdvance(
     deadline: number,
     budgetMs: number,
     release: AbortSignal,
     onClaimed: () => void,
+    carried: ClaimedRun | null,
+    chain: ClaimChain,
   ): Promise<Advanced | null>;
+  /** The claim a completion chains for the loop, with this lease (ms). */
+  nextClaim(leaseMs: number): ClaimRequest;
   /**
    * What a tick does besides claiming: start due schedule slots, fail runs of unknown versions
    * (unknownVersion "fail"), a retention slice. Answers the runs it started for schedule slots.
@@ -84,18 +95,40 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
   report.listening = waker.listening;
   try {
     await runLoops(concurrency, async () => {
-      while (!signal.aborted) {
+      // A run the last completion claimed for this loop, and the deadline its lease was taken for.
+      let carried: { claim: ClaimedRun; deadline: number } | null = null;
+      // A stopping worker still advances a run it holds: it is given back at its first step.
+      while (carried || !signal.aborted) {
         const seen = waker.generation;
         try {
-          const deadline = performance.now() + deps.budgetMs;
+          const deadline = carried?.deadline ?? performance.now() + deps.budgetMs;
+          let nextDeadline = 0;
+          const chain: ClaimChain = {
+            request: () => {
+              if (signal.aborted) return null;
+              nextDeadline = performance.now() + deps.budgetMs;
+              return deps.nextClaim(deps.budgetMs + deps.marginMs);
+            },
+          };
           // A loop that got a run wakes the next idle one: a burst pulls in every loop in turn, and
           // a single run costs one claim, not one claim per idle loop.
-          const advanced = await deps.claimAndAdvance(deadline, deps.budgetMs, signal, () => waker.wakeOne());
+          const held = carried?.claim ?? null;
+          carried = null;
+          const advanced = await deps.claimAndAdvance(
+            deadline,
+            deps.budgetMs,
+            signal,
+            () => waker.wakeOne(),
+            held,
+            chain,
+          );
           if (advanced) {
             countAdvanced(report, advanced);
             // It may have parked with a wake time earlier than the one the idle loops wait for.
             waker.retime();
-            continue;
+            if (chain.claimed) carried = { claim: chain.claimed, deadline: nextDeadline };
+            // The completion's claim found nothing due: the loop goes idle as after an empty claim.
+            if (chain.claimed !== null) continue;
           }
           report.scheduled += await waker.housekeeping();
           await waker.idle(seen);

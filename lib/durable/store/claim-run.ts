@@ -44,16 +44,26 @@ export interface ClaimRequest {
  * there. Returns null when nothing is due (or the run is held by someone else).
  */
 export async function claimDueRun(db: DurableDb, request: ClaimRequest): Promise<ClaimedRun | null> {
+  const p = claimParameters(request);
   const { rows } = await sql<{ claimed: RowObject | null }>`
-    select durable_claim_run(
-      ${JSON.stringify(request.workflows)}::jsonb,
-      ${request.runId ?? null}::text,
-      ${Math.ceil(request.leaseMs)}::bigint,
-      ${JSON.stringify(request.exclude ?? [])}::jsonb,
-      ${JSON.stringify(request.limits ?? {})}::jsonb,
-      ${request.versions ? JSON.stringify(request.versions) : null}::jsonb
-    ) as claimed`.execute(db);
-  const claimed = rows[0]?.claimed;
+    select durable_claim_run(${p.workflows}::jsonb, ${request.runId ?? null}::text, ${p.leaseMs}::bigint,
+                             ${p.exclude}::jsonb, ${p.limits}::jsonb, ${p.versions}::jsonb) as claimed`.execute(db);
+  return toClaimedRun(rows[0]?.claimed ?? null);
+}
+
+/** A claim request as durable_claim_run's arguments take it (also sent by finishRunAndClaim). */
+export function claimParameters(request: ClaimRequest) {
+  return {
+    workflows: JSON.stringify(request.workflows),
+    leaseMs: Math.ceil(request.leaseMs),
+    exclude: JSON.stringify(request.exclude ?? []),
+    limits: JSON.stringify(request.limits ?? {}),
+    versions: request.versions ? JSON.stringify(request.versions) : null,
+  };
+}
+
+/** durable_claim_run's answer as a ClaimedRun (null: nothing was claimed). */
+export function toClaimedRun(claimed: RowObject | null): ClaimedRun | null {
   if (!claimed) return null;
   return {
     run: toRunRecord(claimed.run),

@@ -1,9 +1,13 @@
 import { sql } from "kysely";
 import type { StoredError } from "../types";
+import { type ClaimedRun, type ClaimRequest, claimParameters, toClaimedRun } from "./claim-run";
+import type { RowObject } from "./rows";
 import { type StepOutcome, stepOutcomeJson } from "./step-outcome";
 import type { DurableDb } from "./tables";
 
 export type RunEnd = { status: "completed"; outputJson: string } | { status: "failed"; error: StoredError };
+
+export type FinishResult = "finished" | "lost" | "conflict";
 
 /**
  * Ends the run the owner holds (durable_finish_run), writing the body's held-back last receipt in
@@ -17,14 +21,45 @@ export async function finishRun(
   end: RunEnd,
   warnings: string[] = [],
   lastReceipt: StepOutcome | null = null,
-): Promise<"finished" | "lost" | "conflict"> {
-  const output = end.status === "completed" ? end.outputJson : null;
-  const error = end.status === "failed" ? JSON.stringify(end.error) : null;
-  const step = lastReceipt ? stepOutcomeJson(lastReceipt) : null;
-  const { rows } = await sql<{ finished: "finished" | "lost" | "conflict" }>`
-    select durable_finish_run(${runId}, ${fence}::bigint, ${end.status}, ${output}::jsonb,
-                              ${error}::jsonb, ${JSON.stringify(warnings)}::jsonb, ${step}::jsonb) as finished`.execute(
-    db,
-  );
+): Promise<FinishResult> {
+  const e = endParameters(end, warnings, lastReceipt);
+  const { rows } = await sql<{ finished: FinishResult }>`
+    select durable_finish_run(${runId}, ${fence}::bigint, ${end.status}, ${e.output}::jsonb,
+                              ${e.error}::jsonb, ${e.warnings}::jsonb, ${e.step}::jsonb) as finished`.execute(db);
   return rows[0]!.finished;
+}
+
+/**
+ * Ends the run as finishRun does and, when it ended, claims the next due run in the same
+ * statement (durable_finish_and_claim; docs/decisions.md, "Chained claims"). `next`: the run
+ * claimed, or null when none was due; undefined when the run did not end (nothing was claimed).
+ */
+export async function finishRunAndClaim(
+  db: DurableDb,
+  runId: string,
+  fence: number,
+  end: RunEnd,
+  warnings: string[],
+  lastReceipt: StepOutcome | null,
+  next: ClaimRequest,
+): Promise<{ finished: FinishResult; next?: ClaimedRun | null }> {
+  const e = endParameters(end, warnings, lastReceipt);
+  const c = claimParameters(next);
+  const { rows } = await sql<{ answer: RowObject }>`
+    select durable_finish_and_claim(${runId}, ${fence}::bigint, ${end.status}, ${e.output}::jsonb,
+                                    ${e.error}::jsonb, ${e.warnings}::jsonb, ${e.step}::jsonb,
+                                    ${c.workflows}::jsonb, ${c.leaseMs}::bigint, ${c.exclude}::jsonb,
+                                    ${c.limits}::jsonb, ${c.versions}::jsonb) as answer`.execute(db);
+  const answer = rows[0]!.answer;
+  const finished = answer.finished as FinishResult;
+  return finished === "finished" ? { finished, next: toClaimedRun(answer.next ?? null) } : { finished };
+}
+
+function endParameters(end: RunEnd, warnings: string[], lastReceipt: StepOutcome | null) {
+  return {
+    output: end.status === "completed" ? end.outputJson : null,
+    error: end.status === "failed" ? JSON.stringify(end.error) : null,
+    warnings: JSON.stringify(warnings),
+    step: lastReceipt ? stepOutcomeJson(lastReceipt) : null,
+  };
 }

@@ -11,7 +11,7 @@ export { recordStep, type RecordResult } from "./record-step";
 export { appendStream } from "./append-stream";
 export { suspendRun, type Wait } from "./suspend-run";
 export { releaseRun } from "./release-run";
-export { finishRun, type RunEnd } from "./finish-run";
+export { type FinishResult, finishRun, finishRunAndClaim, type RunEnd } from "./finish-run";
 export { heartbeatRun } from "./heartbeat-run";
 export { readStepResult } from "./read-step-result";
 export { insertEvent } from "./insert-event";
