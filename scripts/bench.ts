@@ -50,6 +50,8 @@ const LATENCY_SAMPLES = 200;
 const CLAIM_SAMPLES = 500;
 const FINISHED_RUNS = 1_000_000;
 const SCALE_RUNS = 2_000;
+type Section = "scale" | "tracing" | "retention" | "peers";
+const SECTIONS: readonly Section[] = ["scale", "tracing", "retention", "peers"];
 const began = performance.now();
 const options = parseOptions(process.argv.slice(2));
 
@@ -362,9 +364,6 @@ async function coreSections(): Promise<void> {
       `${worst <= 2 ? "within" : "OUTSIDE"} the 2× target.`,
   );
 }
-
-type Section = "scale" | "tracing" | "retention" | "peers";
-const SECTIONS: readonly Section[] = ["scale", "tracing", "retention", "peers"];
 
 /**
  * `--scale` (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only),

@@ -13,6 +13,7 @@ import { connect, createDurable, defineWorkflow, type Durable } from "../../lib/
 import { coldStart, printColdStart } from "./cold-start";
 import { freshServerDatabase } from "./databases";
 import { ms, percentile, ratio } from "./report";
+import { type StatementTimes, statementTimer } from "./throughput";
 
 export const PEER_JOBS = 2_000;
 export const PEER_LOOPS = [1, 10] as const;
@@ -48,8 +49,8 @@ export const peerRun = defineWorkflow({
 interface Contender {
   /** Enqueues `count` jobs (untimed). */
   enqueue(count: number): Promise<void>;
-  /** Starts `loops` concurrent loops taking jobs; they run until `stop`. */
-  start(loops: number): Promise<void>;
+  /** Starts `loops` concurrent loops taking jobs; they run until `stop`. `onQuery` sees our statements. */
+  start(loops: number, onQuery?: (sql: string) => void): Promise<void>;
   /** Enqueues one job now (the latency sample's start). */
   enqueueOne(n: number): Promise<void>;
   /** Jobs not yet completed in the database. */
@@ -92,9 +93,9 @@ async function durableContender(url: string): Promise<Contender> {
       );
       await client.query("analyze");
     },
-    async start(loops) {
+    async start(loops, onQuery) {
       durable = createDurable({
-        db: await connect(url, { driver: "pg", poolSize: loops + 2 }),
+        db: await connect(url, { driver: "pg", poolSize: loops + 2, onQuery }),
         workflows: [peerRun],
         ...quiet,
       });
@@ -153,7 +154,9 @@ async function graphileContender(url: string): Promise<Contender> {
     },
     async start(loops) {
       pool = new pg.Pool({ connectionString: url, max: loops + 2 });
-      pool.on("error", (error) => console.error(`  graphile-worker pool: ${error.message}`));
+      const report = (error: Error) => console.error(`  graphile-worker: ${error.message}`);
+      pool.on("error", report);
+      pool.on("connect", (client) => client.on("error", report));
       runner = await runGraphile({
         pgPool: pool,
         concurrency: loops,
@@ -267,8 +270,16 @@ const contenders: Record<PeerName, (url: string) => Promise<Contender>> = {
 
 const suffix = (peer: PeerName) => `peers_${peer.replace(/\W/g, "_")}`;
 
-/** Drains `jobs` enqueued jobs with `loops` loops; answers runs per second. */
-async function drain(peer: PeerName, jobs: number, loops: number): Promise<number> {
+/**
+ * Drains `jobs` enqueued jobs with `loops` loops; answers runs per second. `timer`: times our
+ * statements (one loop: each from its send to the next send).
+ */
+async function drain(
+  peer: PeerName,
+  jobs: number,
+  loops: number,
+  timer?: ReturnType<typeof statementTimer>,
+): Promise<number> {
   const contender = await contenders[peer](await freshServerDatabase(suffix(peer)));
   try {
     await contender.enqueue(jobs);
@@ -278,12 +289,14 @@ async function drain(peer: PeerName, jobs: number, loops: number): Promise<numbe
         if (++bodies === jobs) resolve();
       };
     });
+    timer?.reset();
     const t0 = performance.now();
-    await contender.start(loops);
+    await contender.start(loops, timer?.onQuery);
     await allBodies;
     // Every job's last receipt is in; the drain ends when the last completion has committed.
     while ((await contender.remaining()) > 0) await new Promise((r) => setTimeout(r, 2));
     const seconds = (performance.now() - t0) / 1000;
+    timer?.end();
     const receipts = await contender.receipts();
     if (receipts !== jobs * 3 || bodies !== jobs) {
       throw new Error(`${peer}: ${receipts} receipts and ${bodies} job bodies for ${jobs} jobs (want ${jobs * 3})`);
@@ -334,6 +347,8 @@ export interface PeerFigures {
   latency: Record<PeerName, number[]>;
   /** Our start, then advance(id) in process, same database kind (ms). */
   advanceLatency: number[];
+  /** Our statements in the last 1-loop drain: per kind, how many and the ms from each send to the next. */
+  statements: StatementTimes;
 }
 
 /**
@@ -349,13 +364,14 @@ export async function peers(
   const drains = { durable: perLoops(), "graphile-worker": perLoops(), "pg-boss": perLoops() };
   const latencies: PeerFigures["latency"] = { durable: [], "graphile-worker": [], "pg-boss": [] };
   const advanceLatency: number[] = [];
+  const timer = statementTimer();
   // untimed: JIT-compiles each peer's code and our engine before the first measured drain
   for (const peer of PEERS) await drain(peer, 300, 2);
   for (let round = 0; round < repetitions; round++) {
     const order = PEERS.map((_, i) => PEERS[(i + round) % PEERS.length]!);
     for (const loops of PEER_LOOPS) {
       for (const peer of order) {
-        const rate = await drain(peer, jobs, loops);
+        const rate = await drain(peer, jobs, loops, peer === "durable" && loops === 1 ? timer : undefined);
         drains[peer][loops]!.push(rate);
         progress(`round ${round + 1}, ${loops} loop(s), ${peer}: ${Math.round(rate)} runs/s`);
       }
@@ -365,7 +381,7 @@ export async function peers(
     }
     advanceLatency.push(...(await advanceAfterStart(PEER_LATENCY_SAMPLES, round * 1000)));
   }
-  return { drains, latency: latencies, advanceLatency };
+  return { drains, latency: latencies, advanceLatency, statements: timer.times };
 }
 
 /** Our in-process path: start, then advance(id) at once, timed until the completion committed. */
@@ -443,6 +459,19 @@ export async function peersSection(heading: (text: string) => void, table: (rows
   Target: ours at or above both peers at 1 and at ${PEER_LOOPS[1]} loops, in every round:
     ${verdicts.join("\n    ")}`,
   );
+
+  heading(
+    "   Where our time goes with 1 loop (last round): each statement from its send to the next send, so it includes\n" +
+      "   the round trip, the server's work and commit, and the JavaScript after each result",
+  );
+  let total = 0;
+  const statementRows = [...f.statements]
+    .filter(([, { count }]) => count >= PEER_JOBS) // what every run sends (not the worker's idle reads)
+    .map(([kind, { count, ms: spent }]) => {
+      total += spent / PEER_JOBS;
+      return [kind, (count / PEER_JOBS).toFixed(2), ms(spent / count), ms(spent / PEER_JOBS)];
+    });
+  table([["statement", "per run", "each", "per run"], ...statementRows, ["total", "", "", ms(total)]]);
 
   heading(
     `   Enqueue to completion of one job, idle system (one loop; completion seen through LISTEN on a trigger that ` +

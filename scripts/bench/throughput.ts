@@ -84,7 +84,7 @@ export type StatementTimes = Map<string, { count: number; ms: number }>;
 export const statementKind = (q: string) => q.match(/durable_\w+/)?.[0] ?? q.trim().split(/\s+/)[0]!.toLowerCase();
 
 /** Sums, per statement kind, the time from each statement's send to the next one's (one loop: sequential). */
-function statementTimer() {
+export function statementTimer() {
   const times: StatementTimes = new Map();
   let last: { kind: string; at: number } | null = null;
   const close = (at: number) => {

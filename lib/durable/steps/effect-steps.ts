@@ -143,13 +143,19 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
     const heartbeat = () => beat(id);
     const beatMs = options.heartbeat === undefined ? null : toMs(options.heartbeat, "heartbeat");
     const beating = beatMs === null ? null : setInterval(() => heartbeat().catch((e) => stepAbort.abort(e)), beatMs);
+    let abortSignal: AbortSignal | null = null;
     const info: StepInfo = {
       stepId: id,
       externalKey,
       attempt,
       isReclaim,
       heartbeat,
-      abortSignal: AbortSignal.any([exec.abort.signal, stepAbort.signal]),
+      // Made when a body first reads it: most bodies never do, and AbortSignal.any costs as much
+      // as the rest of a step's bookkeeping.
+      get abortSignal() {
+        abortSignal ??= AbortSignal.any([exec.abort.signal, stepAbort.signal]);
+        return abortSignal;
+      },
     };
     // A tx body runs inside its transaction: on PGlite's one connection a stream append would
     // wait for it, so streams are for `run` and AI steps.
