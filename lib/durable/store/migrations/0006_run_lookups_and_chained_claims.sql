@@ -9,6 +9,8 @@
 -- test written `status is not distinct from 'running'` (the same test: status is never null),
 -- which no index answers, so the primary key is the only way in. Nothing else changes.
 --
+-- The claim reads a run's ledger only when the run was claimed before (below).
+--
 -- Chained claims. A loop that goes on claiming after a completion (a tick's, a worker's) sends
 -- its next claim in the completion's statement (durable_finish_and_claim): one round trip fewer
 -- per run.
@@ -231,6 +233,100 @@ begin
   return v_last;
 end
 $$;
+-- As in 0005, but the ledger is read only when the run was claimed before: only an owner writes
+-- step rows, so a run's first claim (attempts is 1 after this claim counts itself) has none. The
+-- `exists` probe that decided it before ran in the plan plpgsql cached when the session first
+-- claimed: made while durable_steps was empty (a new app, a new database), that plan read the
+-- whole table on every claim until an analyze replaced it. durable_ledger, a SQL function, is
+-- planned at each call, against the table as it is.
+create or replace function durable_claim_run(
+  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb
+) returns jsonb
+language plpgsql as $$
+declare
+  v_workflows text[] := array(select jsonb_array_elements_text(p_workflows));
+  v_exclude text[] := array(select jsonb_array_elements_text(coalesce(p_exclude, '[]')));
+  v_limits jsonb := coalesce(p_limits, '{}');
+  v_now timestamptz := durable_now();
+  v_run durable_runs;
+  v_lost boolean;
+  v_limit integer;
+  v_tries integer := 0;
+begin
+  loop
+    if p_run_id is null then
+      select * into v_run from durable_runs r
+       where status in ('pending', 'running', 'waiting') and wake_at <= v_now
+         and workflow = any (v_workflows) and not (id = any (v_exclude))
+         and durable_version_registered(p_versions, r.workflow, r.version)
+         and (r.concurrency_key is null or not (v_limits ? r.workflow)
+              or durable_concurrency_used(r.workflow, r.concurrency_key, r.id, v_now)
+                 < (v_limits ->> r.workflow)::integer)
+       order by wake_at
+       limit 1
+       for update skip locked;
+    else
+      select * into v_run from durable_runs r
+       where id = p_run_id and status in ('pending', 'running', 'waiting') and wake_at <= v_now
+         and workflow = any (v_workflows)
+         and durable_version_registered(p_versions, r.workflow, r.version)
+       for update skip locked;
+    end if;
+    if not found then
+      return null;
+    end if;
+    v_limit := (v_limits ->> v_run.workflow)::integer;
+    exit when v_run.concurrency_key is null or v_limit is null;
+    if v_tries = 0 then
+      perform pg_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0));
+    end if;
+    exit when (v_tries = 0 or pg_try_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0)))
+          and durable_concurrency_used(v_run.workflow, v_run.concurrency_key, v_run.id, v_now) < v_limit;
+    if p_run_id is not null then
+      return null;
+    end if;
+    v_exclude := v_exclude || v_run.id;
+    v_tries := v_tries + 1;
+    if v_tries >= 20 then
+      return null;
+    end if;
+  end loop;
+
+  -- A running run whose lease ran out lost its claim: its owner may have started steps.
+  v_lost := v_run.status = 'running';
+  update durable_runs set
+    status = 'running',
+    fence = fence + 1,
+    attempts = attempts + 1,
+    lease_until = v_now + p_lease_ms * interval '1 millisecond',
+    wake_at = v_now + p_lease_ms * interval '1 millisecond',
+    lost_claims = lost_claims + case when v_lost then 1 else 0 end,
+    lost_lease_until = case when v_lost then v_run.lease_until else lost_lease_until end,
+    updated_at = v_now
+  where id = v_run.id
+  returning * into v_run;
+
+  if v_lost then
+    insert into durable_events (run_id, kind, fence, data)
+    values (v_run.id, 'heal', v_run.fence,
+            jsonb_build_object('by', 'claim', 'leaseExpiredAt', v_run.lost_lease_until));
+  end if;
+
+  if v_run.status = 'running' and v_run.waiting_for is not null then
+    perform durable_resolve_waits(v_run.id, v_run.fence, v_now);
+    update durable_runs set waiting_for = null where id = v_run.id;
+  end if;
+
+  return jsonb_build_object(
+    'run', to_jsonb(v_run),
+    'healed', v_lost,
+    'now', v_now,
+    'steps', case when v_run.attempts > 1 then durable_ledger(v_run.id) else '[]'::jsonb end,
+    'mailbox', case when exists (select 1 from durable_signals where run_id = v_run.id and taken_by is null)
+                    then durable_mailbox(v_run.id) else '[]'::jsonb end);
+end
+$$;
+
 -- Ends a run as durable_finish_run does and, when it ended, claims the next due run as
 -- durable_claim_run does (no run id), in the same round trip and transaction. Answers
 -- { finished, next }: `next` is the claim's answer (null: nothing due), absent when the run did
