@@ -3,6 +3,7 @@
 // The pieces live in scripts/bench/ (one concept per file).
 //
 //   npm run bench                              every section (5, scale-out, takes ~10 minutes of it)
+//   npm run bench -- --core                    the machine and sections 1–4 only
 //   npm run bench -- --scale                   the machine and section 5 only
 //   npm run bench -- --scale --scale-runs 40   section 5 on a backlog of 40 runs (default 2,000)
 //   npm run bench -- --tracing                 the machine and section 6 (tracing cost per step) only
@@ -50,8 +51,8 @@ const LATENCY_SAMPLES = 200;
 const CLAIM_SAMPLES = 500;
 const FINISHED_RUNS = 1_000_000;
 const SCALE_RUNS = 2_000;
-type Section = "scale" | "tracing" | "retention" | "peers";
-const SECTIONS: readonly Section[] = ["scale", "tracing", "retention", "peers"];
+type Section = "core" | "scale" | "tracing" | "retention" | "peers";
+const SECTIONS: readonly Section[] = ["core", "scale", "tracing", "retention", "peers"];
 const began = performance.now();
 const options = parseOptions(process.argv.slice(2));
 
@@ -83,7 +84,7 @@ try {
   }
 
   const all = options.only === null;
-  if (all) await coreSections();
+  if (all || options.only === "core") await coreSections();
 
   // ── 5. Scale-out ───────────────────────────────────────────────────────────────────────────
   if (all || options.only === "scale") await scaleSection(options.scaleRuns);
@@ -366,8 +367,9 @@ async function coreSections(): Promise<void> {
 }
 
 /**
- * `--scale` (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only),
- * `--peers` (section 8 only) and `--scale-runs N`; anything else is refused.
+ * `--core` (sections 1–4 only), `--scale` (section 5 only), `--tracing` (section 6 only),
+ * `--retention` (section 7 only), `--peers` (section 8 only) and `--scale-runs N`; anything else is
+ * refused.
  */
 function parseOptions(args: string[]): { only: Section | null; scaleRuns: number } {
   const parsed: { only: Section | null; scaleRuns: number } = { only: null, scaleRuns: SCALE_RUNS };
@@ -385,7 +387,8 @@ function parseOptions(args: string[]): { only: Section | null; scaleRuns: number
       parsed.scaleRuns = n;
     } else {
       console.error(
-        `unknown option ${arg}: npm run bench [-- --scale | --tracing | --retention | --peers] [--scale-runs N]`,
+        `unknown option ${arg}: npm run bench ` +
+          "[-- --core | --scale | --tracing | --retention | --peers] [--scale-runs N]",
       );
       process.exit(2);
     }
