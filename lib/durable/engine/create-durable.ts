@@ -285,12 +285,10 @@ export function createDurable(options: DurableOptions): Durable {
 
   /**
    * Claims a due run (or exactly `runId`) and advances it inside the budget. Once `release`
-   * aborts, the run is given back at its next step (a worker stopping).
-   */
-  /**
-   * Claims one due run (or exactly `runId`) and advances it. `carried`: a run the previous run's
-   * completion already claimed for this loop (its chained claim), advanced without a claim of its
-   * own; `chain`: the loop claims again afterwards, so this run's completion may claim for it.
+   * aborts, the run is given back at its next step (a worker stopping). `carried`: a run the
+   * previous run's completion already claimed for this loop (its chained claim), advanced without
+   * a claim of its own; `chain`: the loop claims again afterwards, so this run's completion may
+   * claim for it.
    */
   async function claimAndAdvance(
     deadline: number,
