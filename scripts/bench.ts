@@ -273,7 +273,7 @@ async function coreSections(): Promise<void> {
     const rows: string[][] = [];
     let total = 0;
     for (const [kind, { count, ms: spent }] of times) {
-      if (count < units) continue; // the statements that end a tick (a claim finding nothing)
+      if (count < units / 2) continue; // the statements that end a tick (a claim finding nothing)
       rows.push([kind, (count / units).toFixed(2), ms(spent / count), ms(spent / units)]);
       total += spent / units;
     }

@@ -466,7 +466,7 @@ export async function peersSection(heading: (text: string) => void, table: (rows
   );
   let total = 0;
   const statementRows = [...f.statements]
-    .filter(([, { count }]) => count >= PEER_JOBS) // what every run sends (not the worker's idle reads)
+    .filter(([, { count }]) => count >= PEER_JOBS / 2) // what runs send (not the worker's idle reads)
     .map(([kind, { count, ms: spent }]) => {
       total += spent / PEER_JOBS;
       return [kind, (count / PEER_JOBS).toFixed(2), ms(spent / count), ms(spent / PEER_JOBS)];
