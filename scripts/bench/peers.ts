@@ -62,6 +62,12 @@ interface Contender {
 
 const quiet = { secrets: { durable: "bench" }, log: () => {} } as const;
 
+/** The `n` a `select count(*)::int as n …` answers. */
+async function countOf(client: pg.Client, countSql: string): Promise<number> {
+  const { rows } = await client.query(countSql);
+  return rows[0].n;
+}
+
 async function durableContender(url: string): Promise<Contender> {
   let durable: Durable | null = null;
   const admin = createDurable({
@@ -105,14 +111,8 @@ async function durableContender(url: string): Promise<Contender> {
     async enqueueOne(n) {
       await admin.start(peerRun, { n }, { id: `one-${n}` });
     },
-    async remaining() {
-      const { rows } = await client.query("select count(*)::int as n from durable_runs where status <> 'completed'");
-      return rows[0].n;
-    },
-    async receipts() {
-      const { rows } = await client.query("select count(*)::int as n from durable_steps where status = 'completed'");
-      return rows[0].n;
-    },
+    remaining: () => countOf(client, "select count(*)::int as n from durable_runs where status <> 'completed'"),
+    receipts: () => countOf(client, "select count(*)::int as n from durable_steps where status = 'completed'"),
     async stop() {
       stopWork?.abort();
       await working;
@@ -176,14 +176,8 @@ async function graphileContender(url: string): Promise<Contender> {
     async enqueueOne(n) {
       await utils.addJob("bench", { n });
     },
-    async remaining() {
-      const { rows } = await client.query("select count(*)::int as n from graphile_worker._private_jobs");
-      return rows[0].n;
-    },
-    async receipts() {
-      const { rows } = await client.query("select count(*)::int as n from bench_receipts");
-      return rows[0].n;
-    },
+    remaining: () => countOf(client, "select count(*)::int as n from graphile_worker._private_jobs"),
+    receipts: () => countOf(client, "select count(*)::int as n from bench_receipts"),
     async stop() {
       await runner?.stop();
       await pool?.end();
@@ -245,14 +239,8 @@ async function pgBossContender(url: string): Promise<Contender> {
     async enqueueOne(n) {
       await boss.send("bench", { n });
     },
-    async remaining() {
-      const { rows } = await client.query("select count(*)::int as n from pgboss.job where state <> 'completed'");
-      return rows[0].n;
-    },
-    async receipts() {
-      const { rows } = await client.query("select count(*)::int as n from bench_receipts");
-      return rows[0].n;
-    },
+    remaining: () => countOf(client, "select count(*)::int as n from pgboss.job where state <> 'completed'"),
+    receipts: () => countOf(client, "select count(*)::int as n from bench_receipts"),
     async stop() {
       await worker?.stop({ graceful: true, wait: true });
       await pool?.end();
