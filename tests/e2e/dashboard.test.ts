@@ -13,7 +13,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { statusTokenFor } from "@/lib/durable/http/status-token";
+import { statusTokenFor } from "@/lib/durable/auth/status-token";
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
 import { buildApp, REPO_ROOT, startNext, startNextDev, type NextServer } from "./helpers/next-server";

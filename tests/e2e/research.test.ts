@@ -13,7 +13,7 @@ import path from "node:path";
 import pg from "pg";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { statusTokenFor } from "@/lib/durable/http/status-token";
+import { statusTokenFor } from "@/lib/durable/auth/status-token";
 import { createTestDatabase } from "../helpers/databases";
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";

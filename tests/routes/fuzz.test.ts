@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DurableRoutes } from "@/lib/durable/next";
-import { signWebhook } from "@/lib/durable/http/webhook";
+import { signWebhook } from "@/lib/durable/auth/webhook";
 import { approval, createFixture, fingerprint, greet, SECRETS, SIGNAL_KEY, url, type RouteFixture } from "./harness";
 
 // A property fuzz over method, route, headers, path id and body: never a 5xx, and a request

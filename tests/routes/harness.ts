@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { z } from "zod";
 import { connect, createDurable, defineWorkflow, FatalStepError, type Durable } from "@/lib/durable";
 import { createDurableRoutes, type DurableRoutes, type DurableRoutesOptions } from "@/lib/durable/next";
-import { signWebhook } from "@/lib/durable/http/webhook";
+import { signWebhook } from "@/lib/durable/auth/webhook";
 import type { AnyWorkflow } from "@/lib/durable/types";
 
 export const SIGNAL_KEY = Buffer.from("route-tests-signal-key-0123456789");

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { MAX_BODY_BYTES } from "@/lib/durable/next";
-import { signWebhook } from "@/lib/durable/http/webhook";
+import { signWebhook } from "@/lib/durable/auth/webhook";
 import {
   admin,
   approval,

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { matchesAnySecret, secretsEqual } from "@/lib/durable/http/constant-time";
-import { parseWebhookSecrets, signWebhook, verifyWebhook } from "@/lib/durable/http/webhook";
+import { matchesAnySecret, secretsEqual } from "@/lib/durable/auth/constant-time";
+import { parseWebhookSecrets, signWebhook, verifyWebhook } from "@/lib/durable/auth/webhook";
 
 // The Standard Webhooks specification's published test vector: matching it is what makes our
 // verifier agree with every sender that follows the spec, not merely with our own signer.
@@ -107,6 +107,6 @@ describe("constant-time comparison", () => {
     const dir = path.join(__dirname, "../../lib/durable");
     const files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((file) => /\.tsx?$/.test(file));
     const users = files.filter((file) => /timingSafeEqual/.test(readFileSync(path.join(dir, file), "utf8")));
-    expect(users).toEqual(["http/constant-time.ts"]);
+    expect(users).toEqual(["auth/constant-time.ts"]);
   });
 });

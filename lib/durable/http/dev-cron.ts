@@ -3,7 +3,7 @@
 // running. The app's `instrumentation.ts` starts it (docs/decisions.md, "A local cron in the
 // server process"). It goes through HTTP rather than calling `tick()` in process so that each
 // call runs the workflows as the dev server last compiled them, as Vercel Cron would.
-import { resolveSecret } from "./secrets";
+import { resolveSecret } from "../auth/secrets";
 
 export interface DevCronOptions {
   /** The route to call; default "/api/durable/tick". */

@@ -4,12 +4,12 @@ import type { Durable } from "../engine/create-durable";
 import { InvalidInputError, RunNotFoundError, UnauthorizedError, WorkflowNotFoundError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
 import { runStatusValues } from "../schemas";
-import { matchesAnySecret, secretsEqual } from "./constant-time";
+import { matchesAnySecret, secretsEqual } from "../auth/constant-time";
 import { errorBody, httpStatusOf } from "./error-response";
-import { resolveSecret, type SecretName } from "./secrets";
+import { resolveSecret, type SecretName } from "../auth/secrets";
 import { fanOutRequest, fanOutWidth, HOP_HEADER } from "./fan-out";
 import { runEventStream, SSE_HEADERS } from "./sse";
-import { parseWebhookSecrets, verifyWebhook } from "./webhook";
+import { parseWebhookSecrets, verifyWebhook } from "../auth/webhook";
 
 /**
  * Route-handler factories for the HTTP contract (README, "HTTP routes"). Every handler is thin and in the

@@ -1,7 +1,7 @@
 // A small HTTP client for the durable routes of a running app, as an outside caller sees them.
 import { randomBytes } from "node:crypto";
 import type { RunStatus } from "@/lib/durable";
-import { signWebhook } from "@/lib/durable/http/webhook";
+import { signWebhook } from "@/lib/durable/auth/webhook";
 
 /** Fresh secrets for one server: the test and the server must agree on them. */
 export function makeSecrets() {
