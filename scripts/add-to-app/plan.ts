@@ -5,6 +5,7 @@
 import { builtinModules } from "node:module";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { importSpecifiers } from "./imports";
 import { MANIFEST_NAME } from "./manifest";
 import { instanceFile } from "./templates";
 
@@ -39,19 +40,9 @@ function filesUnder(root: string, rel: string): string[] {
   return out.sort();
 }
 
-const SPECIFIER = /(\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)(["'])([^"']+)\2/gm;
-
-/** The code of a line, or "" for a comment line (a JSDoc example is not an import). */
-const isCommentLine = (line: string) => /^\s*(\*|\/\/|\/\*)/.test(line);
-
-/** Every import specifier in the code of a file (comment lines skipped). */
-export function importsOf(source: string): string[] {
-  const found: string[] = [];
-  for (const line of source.split("\n")) {
-    if (isCommentLine(line)) continue;
-    for (const match of line.matchAll(SPECIFIER)) found.push(match[3]!);
-  }
-  return found;
+/** Every import specifier of a file's code (see imports.ts: comments and strings are not imports). */
+export function importsOf(source: string, fileName = "file.ts"): string[] {
+  return importSpecifiers(source, fileName).map((found) => found.spec);
 }
 
 const relativeTo = (fromFile: string, toPath: string) => {
@@ -61,16 +52,14 @@ const relativeTo = (fromFile: string, toPath: string) => {
 
 /** Turns `@/x` (our tsconfig alias for the repository root) into a path relative to `dest`. */
 function rewriteAlias(source: string, dest: string, base: string): string {
-  return source
-    .split("\n")
-    .map((line) =>
-      isCommentLine(line)
-        ? line
-        : line.replace(SPECIFIER, (all, lead: string, quote: string, spec: string) =>
-            spec.startsWith("@/") ? `${lead}${quote}${relativeTo(dest, base + spec.slice(2))}${quote}` : all,
-          ),
-    )
-    .join("\n");
+  let out = "";
+  let last = 0;
+  for (const { spec, start, end } of importSpecifiers(source, dest)) {
+    if (!spec.startsWith("@/")) continue;
+    out += `${source.slice(last, start)}"${relativeTo(dest, base + spec.slice(2))}"`;
+    last = end;
+  }
+  return out + source.slice(last);
 }
 
 /** The package a bare specifier names: "kysely", "@vercel/functions", not node builtins. */
@@ -121,7 +110,7 @@ export function planFiles(root: string, { base }: Layout): PlannedFile[] {
 function checkSelfContained(planned: PlannedFile[]) {
   const present = new Set(planned.map((f) => f.dest));
   for (const file of planned) {
-    for (const spec of importsOf(file.content)) {
+    for (const spec of importsOf(file.content, file.dest)) {
       if (spec.startsWith("@/")) throw new Error(`${file.dest} still imports "${spec}" after rewriting`);
       if (!spec.startsWith(".")) continue;
       const target = path.posix.join(path.posix.dirname(file.dest), spec);
@@ -140,7 +129,7 @@ function checkSelfContained(planned: PlannedFile[]) {
 export function packagesUsed(planned: PlannedFile[]): string[] {
   const names = new Set<string>();
   for (const file of planned)
-    for (const spec of importsOf(file.content)) {
+    for (const spec of importsOf(file.content, file.dest)) {
       const name = packageOf(spec);
       if (name) names.add(name);
     }

@@ -222,7 +222,7 @@ describe("add-to-app", () => {
     expect(read("app/durable.ts")).toContain(`from "../lib/durable"`);
     for (const rel of Object.keys(snapshot(app)).filter((f) => /\.(ts|tsx)$/.test(f))) {
       expect(
-        importsOf(read(rel)).filter((spec) => spec.startsWith("@/")),
+        importsOf(read(rel), rel).filter((spec) => spec.startsWith("@/")),
         rel,
       ).toEqual([]);
     }

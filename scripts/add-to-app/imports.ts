@@ -1,0 +1,40 @@
+// The import specifiers of a copied file, read by TypeScript's own parser: a string that merely
+// looks like `from "x"` (an error message, a SQL fragment, a JSDoc example) is not an import.
+import ts from "typescript";
+
+export interface ImportSpecifier {
+  /** The module named, as written between the quotes. */
+  spec: string;
+  /** Offsets of the string literal in the source, quotes included. */
+  start: number;
+  end: number;
+}
+
+const SCRIPT = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
+
+/** Every static import, re-export, `import type`, dynamic `import("…")` and `require("…")` of a script. */
+export function importSpecifiers(source: string, fileName: string): ImportSpecifier[] {
+  if (!SCRIPT.test(fileName)) return []; // SQL, Markdown, JSON: nothing they hold is an import
+  const kind = fileName.endsWith("x") ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, true, kind);
+  const found: ImportSpecifier[] = [];
+  const add = (literal: ts.Node | undefined) => {
+    if (literal && ts.isStringLiteralLike(literal)) {
+      found.push({ spec: literal.text, start: literal.getStart(file), end: literal.getEnd() });
+    }
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node.moduleSpecifier);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
+      add(node.moduleReference.expression);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node.argument.literal);
+    else if (ts.isCallExpression(node) && node.arguments.length >= 1) {
+      const isImport = node.expression.kind === ts.SyntaxKind.ImportKeyword;
+      const isRequire = ts.isIdentifier(node.expression) && node.expression.text === "require";
+      if (isImport || isRequire) add(node.arguments[0]);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found.sort((a, b) => a.start - b.start);
+}
