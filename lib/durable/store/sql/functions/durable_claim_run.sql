@@ -1,0 +1,135 @@
+-- durable_claim_run: claim one due run in one round trip (docs/sql.md, "durable_claim_run").
+--
+-- Picks one due run of the instance's workflows (or exactly p_run_id) with SKIP LOCKED: a row
+-- another transaction holds (another claimer's pick, an owner's receipt inside an open tx step,
+-- a delivery, a cancel) is skipped, never waited for. Then bumps the fence, takes the lease from
+-- the database clock (lease_until and wake_at both now + p_lease_ms), answers the due waits of a
+-- waiting run (durable_resolve_waits) and returns the run with its ledger and mailbox.
+--
+-- A running run whose lease ran out lost its claim: lost_claims + 1, lost_lease_until, and a
+-- `heal` event. plpgsql on purpose: the ledger is read by a later statement than the one that
+-- locked the row, so its fresh snapshot (READ COMMITTED) sees every receipt committed before the
+-- lock; a single statement would read it from the snapshot taken before the lock wait.
+--
+-- Filters. p_exclude: runs this tick released. p_versions ({ workflow: [versions] }, '' for "no
+-- version"; null accepts any): only runs of a registered (workflow, version). p_limits
+-- ({ workflow: limit }): a run whose workflow has a concurrency limit and whose key has that many
+-- runs executing stays due, and the next candidate is tried. A candidate's key is counted once in
+-- the pick (cheap, racy) and again under the key's advisory lock (exact: a later statement sees
+-- every claim of the key committed before the lock). Only the first keyed candidate waits for its
+-- key's lock (the holder keeps it for one short claim); later ones only try it, so a claimer never
+-- waits while it holds a key's lock and two claimers cannot deadlock. At most 20 candidates.
+--
+-- The ledger is read only for a run claimed before (attempts > 1 once this claim counted itself):
+-- only an owner writes step rows. An `exists` probe here ran in the plan plpgsql cached at a
+-- session's first claim, made while durable_steps was empty, and read the whole table on every
+-- claim until an analyze; durable_ledger, a SQL function, is planned at each call.
+--
+-- Answers { run, healed, now, steps, mailbox }, or null when nothing is due.
+
+create or replace function durable_claim_run(
+  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb
+) returns jsonb
+language plpgsql as $$
+declare
+  v_workflows text[] := array(select jsonb_array_elements_text(p_workflows));
+  v_exclude text[] := array(select jsonb_array_elements_text(coalesce(p_exclude, '[]')));
+  v_limits jsonb := coalesce(p_limits, '{}');
+  v_now timestamptz := durable_now();
+  v_run durable_runs;
+  v_lost boolean;
+  v_limit integer;
+  v_tries integer := 0;
+begin
+  loop
+    if p_run_id is null then
+      select * into v_run from durable_runs r
+       where status in ('pending', 'running', 'waiting') and wake_at <= v_now
+         and workflow = any (v_workflows) and not (id = any (v_exclude))
+         and durable_version_registered(p_versions, r.workflow, r.version)
+         and (r.concurrency_key is null or not (v_limits ? r.workflow)
+              or durable_concurrency_used(r.workflow, r.concurrency_key, r.id, v_now)
+                 < (v_limits ->> r.workflow)::integer)
+       order by wake_at
+       limit 1
+       for update skip locked;
+    else
+      select * into v_run from durable_runs r
+       where id = p_run_id and status in ('pending', 'running', 'waiting') and wake_at <= v_now
+         and workflow = any (v_workflows)
+         and durable_version_registered(p_versions, r.workflow, r.version)
+       for update skip locked;
+    end if;
+    if not found then
+      return null;
+    end if;
+    v_limit := (v_limits ->> v_run.workflow)::integer;
+    exit when v_run.concurrency_key is null or v_limit is null;
+    if v_tries = 0 then
+      perform pg_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0));
+    end if;
+    exit when (v_tries = 0 or pg_try_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0)))
+          and durable_concurrency_used(v_run.workflow, v_run.concurrency_key, v_run.id, v_now) < v_limit;
+    if p_run_id is not null then
+      return null;
+    end if;
+    v_exclude := v_exclude || v_run.id;
+    v_tries := v_tries + 1;
+    if v_tries >= 20 then
+      return null;
+    end if;
+  end loop;
+
+  -- A running run whose lease ran out lost its claim: its owner may have started steps.
+  v_lost := v_run.status = 'running';
+  update durable_runs set
+    status = 'running',
+    fence = fence + 1,
+    attempts = attempts + 1,
+    lease_until = v_now + p_lease_ms * interval '1 millisecond',
+    wake_at = v_now + p_lease_ms * interval '1 millisecond',
+    lost_claims = lost_claims + case when v_lost then 1 else 0 end,
+    lost_lease_until = case when v_lost then v_run.lease_until else lost_lease_until end,
+    updated_at = v_now
+  where id = v_run.id
+  returning * into v_run;
+
+  if v_lost then
+    insert into durable_events (run_id, kind, fence, data)
+    values (v_run.id, 'heal', v_run.fence,
+            jsonb_build_object('by', 'claim', 'leaseExpiredAt', v_run.lost_lease_until));
+  end if;
+
+  if v_run.status = 'running' and v_run.waiting_for is not null then
+    perform durable_resolve_waits(v_run.id, v_run.fence, v_now);
+    update durable_runs set waiting_for = null where id = v_run.id;
+  end if;
+
+  return jsonb_build_object(
+    'run', to_jsonb(v_run),
+    'healed', v_lost,
+    'now', v_now,
+    'steps', case when v_run.attempts > 1 then durable_ledger(v_run.id) else '[]'::jsonb end,
+    'mailbox', case when exists (select 1 from durable_signals where run_id = v_run.id and taken_by is null)
+                    then durable_mailbox(v_run.id) else '[]'::jsonb end);
+end
+$$;
+
+-- The five-argument form (migration 0004 as it shipped: concurrency limits, no versions), for
+-- instances of that release during a deploy. It claims any version, as it always did, and now
+-- runs the six-argument body (so it reads the ledger as the current claim does).
+create or replace function durable_claim_run(
+  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb
+) returns jsonb
+language sql as $$
+  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, p_limits, null::jsonb)
+$$;
+
+-- The four-argument form (migrations 0001 and 0002), for instances of those releases during a
+-- deploy and for the bench's raw loop: any version, no limits.
+create or replace function durable_claim_run(
+  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb
+) returns jsonb
+language sql as $$
+  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, '{}'::jsonb, null::jsonb)
+$$;

@@ -1,0 +1,23 @@
+-- durable_finish_and_claim(...): end a run as durable_finish_run does and, only when it ended,
+-- claim the next due run as durable_claim_run does (no run id), in the same round trip and
+-- transaction (docs/sql.md, "durable_finish_and_claim"; docs/decisions.md, "Chained claims").
+--
+-- A loop that goes on claiming after a completion (a tick's, a worker's) saves one round trip per
+-- run. Answers { finished, next }: next is the claim's answer (null: nothing due), absent when
+-- the run did not end ('lost', 'conflict'), so a loop never holds a claim it did not ask for.
+
+create or replace function durable_finish_and_claim(
+  p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb,
+  p_step jsonb, p_workflows jsonb, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb
+) returns jsonb
+language plpgsql as $$
+declare
+  v_finished text := durable_finish_run(p_run_id, p_fence, p_status, p_output, p_error, p_warnings, p_step);
+begin
+  if v_finished <> 'finished' then
+    return jsonb_build_object('finished', v_finished);
+  end if;
+  return jsonb_build_object('finished', v_finished, 'next',
+    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions));
+end
+$$;

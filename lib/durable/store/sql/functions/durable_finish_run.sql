@@ -1,0 +1,39 @@
+-- durable_finish_run(run_id, fence, status, output, error, warnings, step): end a run the owner
+-- holds, completed with its output or failed with its error (docs/sql.md, "durable_finish_run").
+--
+-- The receipt of the body's last step, when the engine held it back, rides in the same statement
+-- (p_step, through durable_record_step): the completion costs no round trip of its own. Answers
+-- 'finished'; 'lost' (the fence moved on: nothing written but a fence.rejected event); or
+-- 'conflict' (that step already had another outcome: nothing ended, the run must replay).
+
+create or replace function durable_finish_run(
+  p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb,
+  p_step jsonb
+) returns text
+language plpgsql as $$
+declare
+  v_recorded jsonb;
+begin
+  if p_step is not null then
+    v_recorded := durable_record_step(p_run_id, p_fence, p_step);
+    if not (v_recorded ->> 'owned')::boolean then
+      return 'lost';
+    end if;
+    if (v_recorded ->> 'conflict')::boolean then
+      return 'conflict';
+    end if;
+  end if;
+  update durable_runs set
+    status = p_status, output = p_output, error = p_error,
+    warnings = warnings || coalesce(p_warnings, '[]'::jsonb),
+    wake_at = null, waiting_for = null, lease_until = null,
+    lost_claims = 0, lost_lease_until = null,
+    updated_at = durable_now(), finished_at = durable_now()
+  where id = p_run_id and fence = p_fence and status is not distinct from 'running';
+  if not found then
+    perform durable_note_rejection(p_run_id, p_fence, 'finish');
+    return 'lost';
+  end if;
+  return 'finished';
+end
+$$;

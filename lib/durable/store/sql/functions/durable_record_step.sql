@@ -1,0 +1,83 @@
+-- durable_record_step(run_id, fence, step): record one step outcome under the fence, in one
+-- round trip (docs/sql.md, "durable_record_step").
+--
+-- The fence check first: the run row is updated only where id, fence and status 'running' match,
+-- and writing a receipt clears lost_claims (from here on this owner knows what ran). No row: the
+-- claim was lost; a stale owner's late outcome writes nothing but an event, and the answer is
+-- { owned: false, runStatus } so a cancel can be told from a takeover.
+--
+-- Then the receipt, insert-if-absent: an existing row is updated only while it is not completed
+-- or failed. First write wins: a step already completed keeps its recorded outcome, which is
+-- returned with conflict = true (and a step.outcome-conflict event). A signal wait's receipt takes
+-- its delivery (signal_seq) in the same statement. The engine sends result_bytes, the size of the
+-- result's JSON text: it has the text already, and measuring it here would serialise every result
+-- a second time on the hot path.
+--
+-- The status test is written `status is not distinct from 'running'` (the same test: status is
+-- never null), which no index answers, so the primary key is the only way in: with `status =
+-- 'running'` the generic plan plpgsql caches took durable_runs_status_created and read every entry
+-- of status 'running' per receipt (docs/sql.md, "Migration 0006"). Every fenced write does the same.
+
+create or replace function durable_record_step(p_run_id text, p_fence bigint, p_step jsonb) returns jsonb
+language plpgsql as $$
+declare
+  v_now timestamptz := durable_now();
+  v_step durable_steps;
+begin
+  update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now
+   where id = p_run_id and fence = p_fence and status is not distinct from 'running';
+  if not found then
+    -- A stale owner's late outcome: it parks on the recorded one when there is one.
+    select * into v_step from durable_steps
+     where run_id = p_run_id and step_id = p_step ->> 'step_id' and status in ('completed', 'failed');
+    insert into durable_events (run_id, kind, step_id, fence, data)
+    values (p_run_id, case when v_step.step_id is null then 'fence.rejected' else 'step.outcome-conflict' end,
+            p_step ->> 'step_id', p_fence,
+            jsonb_build_object('late', p_step ->> 'status', 'recorded', v_step.status));
+    return jsonb_build_object('owned', false,
+      'runStatus', (select status from durable_runs where id = p_run_id));
+  end if;
+
+  insert into durable_steps as s (
+    run_id, step_id, seq, kind, status, attempt, result, error, wake_at, deadline_at,
+    external_key, fence, started_at, completed_at, updated_at, polls, signal_name, result_bytes)
+  values (
+    p_run_id, p_step ->> 'step_id', (p_step ->> 'seq')::int, p_step ->> 'kind',
+    p_step ->> 'status', (p_step ->> 'attempt')::int, p_step -> 'result', p_step -> 'error',
+    coalesce((p_step ->> 'wake_at')::timestamptz,
+             v_now + (p_step ->> 'wake_in_ms')::bigint * interval '1 millisecond'),
+    coalesce((p_step ->> 'deadline_at')::timestamptz,
+             v_now + (p_step ->> 'deadline_in_ms')::bigint * interval '1 millisecond'),
+    p_step ->> 'external_key', p_fence,
+    v_now - coalesce((p_step ->> 'elapsed_ms')::bigint, 0) * interval '1 millisecond',
+    case when p_step ->> 'status' in ('completed', 'failed') then v_now end, v_now,
+    coalesce((p_step ->> 'polls')::int, 0), p_step ->> 'signal_name',
+    (p_step ->> 'result_bytes')::int)
+  on conflict (run_id, step_id) do update set
+    polls = excluded.polls,
+    status = excluded.status, attempt = excluded.attempt, result = excluded.result,
+    result_bytes = excluded.result_bytes,
+    error = excluded.error, wake_at = excluded.wake_at, fence = excluded.fence,
+    started_at = excluded.started_at,
+    completed_at = excluded.completed_at, updated_at = excluded.updated_at
+  where s.status not in ('completed', 'failed')
+  returning * into v_step;
+
+  if found then
+    if p_step ? 'signal_seq' then
+      update durable_signals set taken_by = v_step.step_id
+       where seq = (p_step ->> 'signal_seq')::bigint and run_id = p_run_id and taken_by is null;
+    end if;
+    return jsonb_build_object('owned', true, 'conflict', false);
+  end if;
+
+  select * into v_step from durable_steps where run_id = p_run_id and step_id = p_step ->> 'step_id';
+  insert into durable_events (run_id, kind, step_id, fence, data)
+  values (p_run_id, 'step.outcome-conflict', v_step.step_id, p_fence,
+          jsonb_build_object('recorded', v_step.status, 'late', p_step ->> 'status'));
+  return jsonb_build_object('owned', true, 'conflict', true, 'step', jsonb_build_object(
+    'step_id', v_step.step_id, 'seq', v_step.seq, 'kind', v_step.kind, 'status', v_step.status,
+    'attempt', v_step.attempt, 'result', v_step.result, 'error', v_step.error,
+    'external_key', v_step.external_key));
+end
+$$;
