@@ -1,0 +1,92 @@
+// One claim and one pass over the claimed run: what a tick's loops, a worker's loops and
+// `advance(id)` all do (docs/layout.md, "The path of a tick").
+import type { ClaimedRun, ClaimRequest } from "../store";
+import { claimDueRun } from "../store";
+import { type AdvanceOutcome, advanceClaimedRun, type ClaimChain } from "./advance";
+import { versionKey } from "./define-workflow";
+import { failpoint } from "./failpoints";
+import { assertOpen, type DurableInstance } from "./instance";
+import type { Advanced } from "./loops";
+import { withInvocationSpan } from "./tracing";
+
+export interface AdvanceRequest {
+  /** Exactly this run, or none: what `advance(id)` claims. */
+  runId?: string;
+  /** Runs this tick gave back, not claimed again by it. */
+  exclude?: readonly string[];
+  /** Once aborted, the run is given back at its next step (a worker stopping). */
+  release?: AbortSignal;
+  /** Runs as soon as the claim succeeded. */
+  onClaimed?: () => void;
+  /** A run the previous run's completion already claimed for this loop: advanced without a claim of its own. */
+  carried?: ClaimedRun | null;
+  /** The loop claims again afterwards, so this run's completion may claim for it. */
+  chain?: ClaimChain;
+}
+
+/** Claims a due run (or exactly `runId`) and advances it inside the budget; null when none was due. */
+export async function claimAndAdvance(
+  instance: DurableInstance,
+  deadline: number,
+  budget: number,
+  request: AdvanceRequest = {},
+): Promise<Advanced | null> {
+  const remaining = deadline - instance.now();
+  // The lease covers the invocation's deadline plus the margin (docs/rules.md, rule 11a).
+  const claim =
+    request.carried ??
+    (await claimDueRun(instance.db, {
+      workflows: instance.names,
+      versions: instance.registry.versions,
+      runId: request.runId,
+      leaseMs: remaining + instance.settings.marginMs,
+      exclude: request.exclude,
+      limits: instance.limits,
+    }));
+  if (!claim) return null;
+  request.onClaimed?.();
+  await failpoint("claim.after");
+  // The run replays on the version it started with.
+  const workflow = instance.registry.byVersion.get(versionKey(claim.run.workflow, claim.run.version))!;
+  const outcome = await advanceClaimedRun(
+    instance.settings,
+    workflow,
+    claim,
+    deadline,
+    budget,
+    request.release,
+    request.chain,
+  );
+  return { claim, outcome };
+}
+
+/** The claim a loop chains onto a completion (docs/decisions.md, "Chained claims"). */
+export function chainedClaim(
+  instance: DurableInstance,
+  leaseMs: number,
+  exclude: readonly string[] = [],
+): ClaimRequest {
+  return {
+    workflows: instance.names,
+    versions: instance.registry.versions,
+    leaseMs,
+    exclude,
+    limits: instance.limits,
+  };
+}
+
+/** `advance(id)`: claims exactly that run, if due, and advances it inside the budget. */
+export async function advanceById(
+  instance: DurableInstance,
+  id: string,
+  options: { budgetMs?: number } = {},
+): Promise<AdvanceOutcome | null> {
+  assertOpen(instance);
+  const budget = options.budgetMs ?? instance.settings.budgetMs;
+  const deadline = instance.now() + budget;
+  if (budget < instance.settings.marginMs) return null;
+  const advanced = await withInvocationSpan("advance", () =>
+    claimAndAdvance(instance, deadline, budget, { runId: id }),
+  );
+  return advanced?.outcome ?? null;
+}

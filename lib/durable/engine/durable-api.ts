@@ -1,0 +1,191 @@
+// The public types of a durable instance: its options and the API `createDurable` answers
+// (create-durable.ts re-exports every name here, where index.ts and testing.ts import them).
+import type { z } from "zod";
+import type { AnyKysely } from "../drivers/connect";
+import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
+import type { RunEvent, StreamChunk } from "../store";
+import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
+import type { AdvanceOutcome } from "./advance";
+import type { StepMockLookup } from "./execution";
+import type { CompactReport, RetentionOptions } from "./retention";
+import type { ScheduleInfo } from "./schedules";
+import type { WorkOptions, WorkReport } from "./worker";
+
+export interface DurableDefaults {
+  /** Default step lease: the longest a step body may take ("30s"). */
+  lease?: Duration;
+  /** Kept free before an invocation's deadline, and added to the run's lease ("1s"). */
+  margin?: Duration;
+  /** Budget of `tick()` and `advance()` when none is given ("55s"). */
+  budget?: Duration;
+  /** Largest step result or run output, in bytes of JSON (1 MiB). */
+  maxResultBytes?: number;
+  /** Sleeps, poll intervals and retry delays up to this long are waited in process when they fit ("5s"). */
+  inProcessWait?: Duration;
+}
+
+export interface DurableOptions {
+  /** The app's database (`connect()`); the toolkit keeps its `durable_*` tables there. */
+  db: AnyKysely;
+  workflows: readonly AnyWorkflow[];
+  /** Secrets; each defaults to its environment variable (README, "Deploying to Vercel"). */
+  secrets?: { durable?: string; cron?: string; signal?: string };
+  defaults?: DurableDefaults;
+  /**
+   * Allows `testing.advanceClock` (default: only where NODE_ENV is "test", as under vitest). It
+   * moves the clock of the whole database, so it is refused everywhere else.
+   */
+  testing?: boolean;
+  /**
+   * Testing only, with `testing: true`: `sleep` and `sleepUntil` complete at once (recorded as
+   * completed sleeps) instead of waiting. `createTestDurable({ skipSleeps: true })` sets it.
+   */
+  skipSleeps?: boolean;
+  /**
+   * Testing only, with `testing: true`: the mock of a `run`, `tx` or AI step, asked before each
+   * attempt; the harness's `mockStep` keeps them (lib/durable/testing.ts).
+   */
+  mockStep?: StepMockLookup;
+  /**
+   * How many claimed runs one `tick()` advances at once (1–64, default 1): steps that wait on I/O
+   * overlap. Each holds a database connection only while it writes (README, "Scaling out").
+   */
+  tickConcurrency?: number;
+  /**
+   * Deletes what finished long ago, a bounded slice per tick (README, "Retention"): step rows,
+   * signals and stream chunks of terminal runs (`steps`), terminal run rows (`runs`), events
+   * (`events`). Never anything of a run that is not terminal. Default: keep everything.
+   */
+  retention?: RetentionOptions;
+  /**
+   * What happens to a due run of a registered name whose version this instance does not have:
+   * `"wait"` (default) leaves it due for a deployment that has it; `"fail"` fails it, with an
+   * error naming the version, at the next tick (README, "Versions").
+   */
+  unknownVersion?: "wait" | "fail";
+  /** Where engine warnings go (console.warn). */
+  log?: (message: string) => void;
+}
+
+export interface StartResult {
+  id: string;
+  /** False when a run with this id already existed: start is idempotent on the id, forever. */
+  created: boolean;
+  /** Bearer token for this run's status route (derived from DURABLE_SECRET when first read). */
+  readonly statusToken: string;
+}
+
+export interface SignalInput {
+  runId: string;
+  name: string;
+  payload?: unknown;
+  /** Delivery id (a webhook-id): a delivery id seen before is answered as a repeat. */
+  id?: string;
+  /** See `TypedSignalInput`: naming the workflow types the name and the payload. */
+  workflow?: undefined;
+}
+
+/** A signal to a run of `W`: the name is one `W` declares, the payload its schema's input. */
+export interface TypedSignalInput<W extends AnyWorkflow, K extends SignalName<SignalsOf<W>>> {
+  /** The workflow the run belongs to; a run of another workflow is a RunStateConflictError. */
+  workflow: W;
+  runId: string;
+  name: K;
+  payload: SignalPayload<SignalsOf<W>, K>;
+  id?: string;
+}
+
+export interface SignalResult {
+  ok: true;
+  /** This call delivered it. */
+  signalled: boolean;
+  /** It had been delivered before: a delivery id seen before for this run. */
+  alreadyDelivered: boolean;
+}
+
+export interface ListOptions {
+  status?: RunStatusValue;
+  workflow?: string;
+  /** 1–200, default 50. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface ListPage {
+  runs: RunSummary[];
+  nextCursor: string | null;
+}
+
+export interface Durable {
+  migrate(): Promise<string[]>;
+  start<W extends AnyWorkflow>(
+    workflow: W,
+    input: z.input<W["input"]>,
+    options?: { id?: string },
+  ): Promise<StartResult>;
+  /** The run's status, healing it when its lease ran out; null when there is no such run. */
+  status(id: string): Promise<RunStatus | null>;
+  /** As `status(id)`, with `output` typed by the workflow; a run of another workflow is a RunStateConflictError. */
+  status<W extends AnyWorkflow>(id: string, options: { workflow: W }): Promise<RunStatus<OutputOf<W>> | null>;
+  /**
+   * `status(id)` (healing a dead run likewise) plus whether a claim would take the run now, by the
+   * database clock: what the status route asks before it spends a claim on advancing the run.
+   */
+  inspect(id: string): Promise<{ status: RunStatus; due: boolean } | null>;
+  /**
+   * The run's stream chunks after seq `after` (default 0: from the start), oldest first, at most
+   * `limit` (default 500, at most 1,000), and the run's status; null when there is no such run.
+   * A chunk is `broken` when its attempt did not complete (docs/model.md, "Run streams").
+   */
+  readStream(
+    id: string,
+    options?: { after?: number; limit?: number },
+  ): Promise<{ status: RunStatusValue; chunks: StreamChunk[] } | null>;
+  list(options?: ListOptions): Promise<ListPage>;
+  /**
+   * Starts the runs of due schedule slots, then claims due runs and advances up to `concurrency`
+   * (default: the instance's `tickConcurrency`) of them at once, until none is due or the budget
+   * cannot fit another step.
+   */
+  tick(options?: { budgetMs?: number; concurrency?: number }): Promise<TickReport>;
+  /**
+   * Worker mode, for hosts that run long: claims and advances due runs, `concurrency` at once
+   * (default 8), and sleeps until a run becomes due (LISTEN/NOTIFY where the driver has it, else
+   * polling every `pollMs`, default 1000). Once `signal` aborts it claims nothing more, gives each
+   * run it holds back at its next step, and resolves with what it did. `close()` stops it too, but
+   * abort and await it first: a run is given back only while the database is open.
+   */
+  work(options?: WorkOptions): Promise<WorkReport>;
+  /** How many runs a claim would take now, counted up to `max` (default 1,000). */
+  countDue(options?: { max?: number }): Promise<number>;
+  /** The registered schedules and their next slots. */
+  schedules(): Promise<ScheduleInfo[]>;
+  /**
+   * The run's events (heals, budget yields, refused writes, outcome conflicts, cancels, retries …),
+   * oldest first, at most `limit` (default 200, at most 1,000) after event id `after`.
+   */
+  events(runId: string, options?: { after?: number; limit?: number }): Promise<RunEvent[]>;
+  /** Applies `retention` now, up to `limit` rows of each kind (default 1,000): for a script or a cron of its own. */
+  compact(options?: { limit?: number }): Promise<CompactReport>;
+  advance(id: string, options?: { budgetMs?: number }): Promise<AdvanceOutcome | null>;
+  /**
+   * Delivers a signal into the run's mailbox: it queues behind earlier deliveries of its name, and
+   * the next wait on that name takes it. A delivery id seen before is a repeat and stores nothing.
+   */
+  signal(signal: SignalInput): Promise<SignalResult>;
+  signal<W extends AnyWorkflow, K extends SignalName<SignalsOf<W>>>(
+    signal: TypedSignalInput<W, K>,
+  ): Promise<SignalResult>;
+  /** Cancels a run that is not terminal; its owner's abortSignal fires at its next write. */
+  cancel(id: string, reason?: string): Promise<RunStatus>;
+  /** Retries a failed run, keeping every completed receipt and external key. */
+  retry(id: string): Promise<RunStatus>;
+  statusToken(id: string): string;
+  close(): Promise<void>;
+  readonly db: AnyKysely;
+  readonly workflows: ReadonlyMap<string, AnyWorkflow>;
+  /** How many claimed runs one `tick()` advances at once (option `tickConcurrency`). */
+  readonly tickConcurrency: number;
+  readonly testing: { advanceClock(duration: Duration): Promise<void> };
+}

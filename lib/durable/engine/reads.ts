@@ -1,0 +1,99 @@
+// The read commands: status, inspect, list, events, readStream, countDue, schedules. Each reads
+// one statement's answer; `status` and `inspect` heal a run whose lease ran out as they read it
+// (store/read-run.ts).
+import { InvalidInputError, RunStateConflictError } from "../errors";
+import { isStorableName } from "../names";
+import { type RunStatus, type RunStatusValue, runStatusValues } from "../schemas";
+import { countDueRuns, listRuns, type RunEvent, readEvents, readRun, readStream, type StreamChunk } from "../store";
+import type { AnyWorkflow } from "../types";
+import { checkRange } from "./check-range";
+import type { ListOptions, ListPage } from "./durable-api";
+import { assertOpen, type DurableInstance, isRegistered } from "./instance";
+import { toRunStatus, toRunSummary } from "./run-status";
+import type { ScheduleInfo } from "./schedules";
+
+/** `status(id)`: null when there is no such run; a run of another workflow than `options.workflow` is a conflict. */
+export async function readStatus(
+  instance: DurableInstance,
+  id: string,
+  options?: { workflow: AnyWorkflow },
+): Promise<RunStatus | null> {
+  const read = await inspectRun(instance, id);
+  if (read && options?.workflow) expectWorkflow(id, read.status.workflow, options.workflow);
+  return read?.status ?? null;
+}
+
+/** `inspect(id)`: the status, and whether a claim would take the run now by the database clock. */
+export async function inspectRun(
+  instance: DurableInstance,
+  id: string,
+): Promise<{ status: RunStatus; due: boolean } | null> {
+  assertOpen(instance);
+  if (!isStorableName(id)) return null;
+  const read = await readRun(instance.db, id);
+  if (!read) return null;
+  return { status: toRunStatus(read.run, read.steps, isRegistered(instance, read.run)), due: read.due };
+}
+
+/** `list()`: a page of runs, newest first, filtered by status and workflow. */
+export async function listRunPage(instance: DurableInstance, options: ListOptions = {}): Promise<ListPage> {
+  assertOpen(instance);
+  const limit = checkRange("limit", options.limit ?? 50, 1, 200);
+  if (options.status !== undefined && !runStatusValues.safeParse(options.status).success) {
+    throw new InvalidInputError(`status is one of ${runStatusValues.options.join(", ")}`);
+  }
+  const page = await listRuns(instance.db, { ...options, limit });
+  return {
+    runs: page.runs.map((run) => toRunSummary(run, isRegistered(instance, run))),
+    nextCursor: page.nextCursor,
+  };
+}
+
+/** `events(runId)`: the run's events after event id `after`, oldest first. */
+export async function listEvents(
+  instance: DurableInstance,
+  runId: string,
+  options: { after?: number; limit?: number } = {},
+): Promise<RunEvent[]> {
+  assertOpen(instance);
+  const { after = 0, limit = 200 } = options;
+  checkRange("after", after, 0, undefined, "whole number");
+  checkRange("limit", limit, 1, 1000);
+  if (!isStorableName(runId)) return [];
+  return readEvents(instance.db, runId, after, limit);
+}
+
+/** `readStream(id)`: the run's stream chunks after seq `after`, and its status; null for no such run. */
+export async function readRunStream(
+  instance: DurableInstance,
+  id: string,
+  options: { after?: number; limit?: number } = {},
+): Promise<{ status: RunStatusValue; chunks: StreamChunk[] } | null> {
+  assertOpen(instance);
+  const { after = 0, limit = 500 } = options;
+  checkRange("after", after, 0, undefined, "whole number");
+  checkRange("limit", limit, 1, 1000);
+  if (!isStorableName(id)) return null;
+  const read = await readStream(instance.db, id, after, limit);
+  return read.status === null ? null : { status: read.status as RunStatusValue, chunks: read.chunks };
+}
+
+/** `countDue()`: how many runs a claim would take now, counted up to `max`. */
+export async function countDue(instance: DurableInstance, options: { max?: number } = {}): Promise<number> {
+  assertOpen(instance);
+  const max = checkRange("max", options.max ?? 1000, 1, 100_000);
+  return countDueRuns(instance.db, instance.names, instance.registry.versions, max);
+}
+
+/** `schedules()`: the registered schedules and their next slots. */
+export function listSchedules(instance: DurableInstance): Promise<ScheduleInfo[]> {
+  assertOpen(instance);
+  return instance.scheduler.list();
+}
+
+/** A typed call named a workflow: the run must belong to it. */
+export function expectWorkflow(runId: string, stored: string, named: AnyWorkflow): void {
+  if (stored !== named.name) {
+    throw new RunStateConflictError(`run "${runId}" belongs to workflow "${stored}", not "${named.name}"`);
+  }
+}
