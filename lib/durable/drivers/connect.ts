@@ -5,6 +5,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { Kysely, PostgresDialect, type DatabaseConnection, type Dialect, type PostgresPool } from "kysely";
 import { attachDatabasePool } from "@vercel/functions/db-connections";
+import { lockDataDir } from "./data-dir-lock";
 import { clientListen, type Listen, pgliteListen, registerListen } from "./listen";
 import { PGLITE_PARSERS, PGliteDialect } from "./pglite-dialect";
 
@@ -79,9 +80,17 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
       dir = path.join(process.cwd(), ".durable", "pglite");
       mkdirSync(dir, { recursive: true });
     }
-    // Awaited here so a broken data dir fails connect(), not some later query.
-    const pglite = dir ? await PGlite.create(dir, opts) : await PGlite.create(opts);
-    dialect = new PGliteDialect({ pglite });
+    // One process per data directory (data-dir-lock.ts); given back when the db is destroyed.
+    const unlock = dir ? lockDataDir(dir) : undefined;
+    let pglite: Awaited<ReturnType<typeof PGlite.create>>;
+    try {
+      // Awaited here so a broken data dir fails connect(), not some later query.
+      pglite = dir ? await PGlite.create(dir, opts) : await PGlite.create(opts);
+    } catch (error) {
+      unlock?.();
+      throw error;
+    }
+    dialect = new PGliteDialect({ pglite, onDestroy: unlock });
     listen = pgliteListen(pglite);
   } else {
     const listenAt = listenUrlFor(target!, options.listenUrl);

@@ -20,6 +20,8 @@ export interface PGliteDialectConfig {
   pglite: PGlite | Promise<PGlite>;
   /** How long a caller may wait for the single connection before failing. Default 30 s. */
   acquireTimeoutMs?: number;
+  /** Called once the instance is closed (connect() gives back the data directory's lock). */
+  onDestroy?: () => void;
 }
 
 export class PGliteDialect implements Dialect {
@@ -177,7 +179,11 @@ class PGliteDriver implements Driver {
       clearTimeout(w.timer);
       w.reject(new Error("PGliteDialect: destroyed while waiting for the connection"));
     }
-    if (pglite && !pglite.closed) await pglite.close();
+    try {
+      if (pglite && !pglite.closed) await pglite.close();
+    } finally {
+      this.#config.onDestroy?.();
+    }
   }
 }
 
