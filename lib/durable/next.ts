@@ -1,8 +1,4 @@
 // Entry point for Next.js route handlers: `createDurableRoutes` mounts the HTTP contract.
-export {
-  createDurableRoutes,
-  type DurableRoutes,
-  type DurableRoutesOptions,
-  MAX_BODY_BYTES,
-} from "./http/routes";
+export { createDurableRoutes } from "./http/routes/create-durable-routes";
+export { type DurableRoutes, type DurableRoutesOptions, MAX_BODY_BYTES } from "./http/routes/types";
 export { type DevCronOptions, startDevCron } from "./http/dev-cron";

@@ -1,0 +1,126 @@
+import { getDeadline as vercelDeadline, waitUntil as vercelWaitUntil } from "@vercel/functions";
+import { matchesAnySecret, secretsEqual } from "../../auth/constant-time";
+import { resolveSecret, type SecretName } from "../../auth/secrets";
+import type { Durable } from "../../engine/create-durable";
+import { InvalidInputError, UnauthorizedError } from "../../errors";
+import { errorBody, httpStatusOf } from "../error-response";
+import { bearerOf } from "./request-input";
+import { HttpRefusal, json } from "./responses";
+import { type DurableRoutesOptions, MAX_BODY_BYTES } from "./types";
+
+/**
+ * What every route handler is given, built once by `createDurableRoutes`: the app's durable
+ * instance, the secrets, the two auth checks, the error mapping and the work left running after
+ * the answer. Every handler is thin and in the same order: method → body cap → auth → JSON →
+ * schema → one call on the durable instance → map errors. Everything that can refuse a request
+ * runs before the one call, so a request answered with an error has changed nothing.
+ */
+export interface RouteContext {
+  /** The app's durable instance, awaited per request, so it may open lazily. */
+  durable(): Promise<Durable>;
+  readonly options: DurableRoutesOptions;
+  /** The request-body cap (`maxBodyBytes`, else MAX_BODY_BYTES). */
+  readonly maxBody: number;
+  readonly log: (message: string) => void;
+  /** Resolved per request: a missing secret in production throws MissingSecretError (→ 503). */
+  secret(name: SecretName): string;
+  /** Refuses (401) a request whose `Authorization: Bearer` is not the secret `name`. */
+  requireBearer(request: Request, name: SecretName): void;
+  /**
+   * Whether the request may read run `id` (its status, its stream): the bearer is the run's status
+   * token or the admin secret. Callers answer an unknown run and a refusal with the same 404, so a
+   * caller without a token cannot learn which run ids exist.
+   */
+  mayRead(request: Request, durable: Durable, id: string): boolean;
+  /** What is left of this invocation for engine work: the platform's deadline, else maxDuration. */
+  budgetMs(startedAt: number): number;
+  /**
+   * Advances the run after the answer. The promise starts now and is handed to `waitUntil`, which
+   * only keeps it alive on Vercel: under `next start` it runs anyway, in the same process.
+   */
+  advanceAfterResponse(durable: Durable, runId: string, startedAt: number): void;
+  /** Keeps `work` alive past the answer (waitUntil) and lets `idle()` wait for it. */
+  afterResponse(work: Promise<void>): void;
+  /** Resolves once every piece of post-response work started so far has settled. */
+  idle(): Promise<void>;
+  /** The handler with everything it throws mapped to the one error body. */
+  guard<A extends unknown[]>(
+    fn: (request: Request, ...rest: A) => Promise<Response>,
+  ): (request: Request, ...rest: A) => Promise<Response>;
+}
+
+export function createRouteContext(getDurable: () => Promise<Durable>, options: DurableRoutesOptions): RouteContext {
+  const maxDurationMs = (options.maxDuration ?? 60) * 1000;
+  const marginMs = options.budgetMarginMs ?? 5000;
+  const log = options.log ?? ((message: string) => console.warn(`[durable] ${message}`));
+  const deadlineOf = options.getDeadline ?? vercelDeadline;
+  const keepAlive = options.waitUntil ?? vercelWaitUntil;
+  const inFlight = new Set<Promise<void>>();
+  const secret = (name: SecretName) => resolveSecret(name, options.secrets?.[name], log);
+  const budgetMs = (startedAt: number) => {
+    const deadline = deadlineOf()?.getTime() ?? startedAt + maxDurationMs;
+    return Math.max(0, deadline - Date.now() - marginMs);
+  };
+
+  function afterResponse(work: Promise<void>) {
+    const task: Promise<void> = work.finally(() => inFlight.delete(task));
+    inFlight.add(task);
+    try {
+      keepAlive(task);
+    } catch {
+      // Never let the platform hook turn a success into an error; the task runs regardless.
+    }
+  }
+
+  return {
+    durable: getDurable,
+    options,
+    maxBody: options.maxBodyBytes ?? MAX_BODY_BYTES,
+    log,
+    secret,
+    budgetMs,
+    afterResponse,
+    requireBearer(request, name) {
+      const expected = secret(name);
+      const token = bearerOf(request);
+      if (token === null || !secretsEqual(token, expected)) throw new UnauthorizedError("missing or wrong credentials");
+    },
+    mayRead(request, durable, id) {
+      const token = bearerOf(request);
+      return token !== null && matchesAnySecret(token, [secret("durable"), durable.statusToken(id)]);
+    },
+    advanceAfterResponse(durable, runId, startedAt) {
+      afterResponse(
+        (async () => {
+          await new Promise((resolve) => setImmediate(resolve)); // let the answer go out first
+          await durable.advance(runId, { budgetMs: budgetMs(startedAt) });
+        })().catch((e) => log(`advancing run "${runId}" after the response failed: ${(e as Error)?.stack ?? e}`)),
+      );
+    },
+    async idle() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    guard:
+      (fn) =>
+      async (request, ...rest) => {
+        try {
+          return await fn(request, ...rest);
+        } catch (e) {
+          return answerError(e, request, log);
+        }
+      },
+  };
+}
+
+/** Maps anything thrown to the one error body; unknown errors are logged and never leak. */
+function answerError(e: unknown, request: Request, log: (message: string) => void): Response {
+  if (e instanceof HttpRefusal) return json(e.status, { error: { code: e.code, message: e.message, ...e.extra } });
+  if ((e as Error)?.name === "MissingSecretError") {
+    return json(503, { error: { code: "secret_missing", message: (e as Error).message } });
+  }
+  const status = httpStatusOf(e);
+  if (status === 500) log(`${request.method} ${new URL(request.url).pathname} failed: ${(e as Error)?.stack ?? e}`);
+  const body = errorBody(e);
+  if (InvalidInputError.is(e) && e.issues !== undefined) Object.assign(body.error, { issues: e.issues });
+  return json(status, body);
+}

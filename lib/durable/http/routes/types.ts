@@ -1,0 +1,71 @@
+// The options and the shape of `createDurableRoutes` (README, "HTTP routes"): one entry per route
+// file of the reference app, each a full set of method handlers.
+
+/** Request bodies larger than this are refused with 413 before they are parsed or HMAC'd. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+export interface DurableRoutesOptions {
+  /** Seconds: what the route files export as `maxDuration` (60). The budget when the platform gives no deadline. */
+  maxDuration?: number;
+  /** Kept free between the end of a budget and the deadline, to answer and flush (5000 ms). */
+  budgetMarginMs?: number;
+  /**
+   * Defaults to the environment (DURABLE_SECRET, CRON_SECRET, DURABLE_SIGNAL_SECRET); give the
+   * durable instance the same.
+   */
+  secrets?: { durable?: string; cron?: string; signal?: string };
+  maxBodyBytes?: number;
+  /**
+   * Keeps post-response work alive (`waitUntil` of @vercel/functions; a no-op off Vercel, where the
+   * work runs anyway).
+   */
+  waitUntil?: (promise: Promise<unknown>) => void;
+  /** The invocation's deadline (`getDeadline` of @vercel/functions; undefined off Vercel). */
+  getDeadline?: () => Date | undefined;
+  /** Our clock in seconds, for webhook timestamps (tests). */
+  nowSeconds?: () => number;
+  log?: (message: string) => void;
+  /**
+   * Fan-out: a tick that finds more due runs than it advances at once (the instance's
+   * `tickConcurrency`) calls this same route up to `maxFanOut` more times, each claiming on its
+   * own; those calls carry a hop header and do not fan out further. Default: DURABLE_MAX_FAN_OUT,
+   * else 0 (README, "Scaling out").
+   */
+  maxFanOut?: number;
+  /** How fan-out calls are sent (the global `fetch`; tests route them elsewhere). */
+  fetch?: (request: Request) => Promise<Response>;
+  /**
+   * The stream route: reads every `pollMs` (100) while nothing is new, at most `batch` chunks a
+   * read (200), and a `: ping` comment after `pingMs` (15000) with nothing sent.
+   */
+  stream?: { pollMs?: number; pingMs?: number; batch?: number };
+}
+
+/** What Next.js passes a dynamic route (`runs/[id]/…`) besides the request. */
+export type RunContext = { params: Promise<{ id: string }> };
+export type Handler = (request: Request) => Promise<Response>;
+export type RunHandler = (request: Request, context: RunContext) => Promise<Response>;
+export type Methods<H> = { GET: H; POST: H; PUT: H; PATCH: H; DELETE: H };
+
+export interface DurableRoutes {
+  /** GET: Vercel Cron, `Authorization: Bearer $CRON_SECRET` → 200 TickReport. */
+  tick: Methods<Handler>;
+  /** POST: Standard Webhooks or admin bearer → 202 `{ ok, signalled, alreadyDelivered }`. */
+  signal: Methods<Handler>;
+  /** GET: list (admin) · POST: start (admin) → 201 created / 200 existing. */
+  runs: Methods<Handler>;
+  /** GET: status, bearer status token or admin → 200 RunStatus; unknown and unauthorised → the same 404. */
+  run: Methods<RunHandler>;
+  /** POST (admin) → 200 RunStatus. */
+  cancel: Methods<RunHandler>;
+  /** POST (admin) → 200 RunStatus; the run is advanced after the answer. */
+  retry: Methods<RunHandler>;
+  /**
+   * GET: the run's stream as Server-Sent Events, bearer status token or admin; unknown and
+   * unauthorised → the same 404. From `Last-Event-ID` or `?from=` (the last seq the reader has);
+   * `end` once the run is terminal; cut without `end` before the budget runs out.
+   */
+  stream: Methods<RunHandler>;
+  /** Resolves once every post-response advance started so far has settled (tests, scripts). */
+  idle(): Promise<void>;
+}
