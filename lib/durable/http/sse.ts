@@ -16,6 +16,7 @@ type StreamRead = NonNullable<Awaited<ReturnType<Durable["readStream"]>>>;
 type Chunk = StreamRead["chunks"][number];
 
 const TERMINAL: ReadonlySet<string> = new Set(terminalStatuses);
+const encoder = new TextEncoder();
 
 /** One `chunk` event; its id is the seq, which is what a reconnecting reader sends as `Last-Event-ID`. */
 export function chunkEvent(chunk: Chunk): string {
@@ -54,35 +55,101 @@ export interface RunEventStreamOptions {
  * response has room for more, so a slow reader slows the polling instead of filling memory.
  */
 export function runEventStream(options: RunEventStreamOptions): ReadableStream<Uint8Array> {
-  const { read, batch, pollMs, pingMs, stopAt, signal, log } = options;
-  const encoder = new TextEncoder();
-  let last = options.after;
-  let pending: StreamRead | null = options.first;
-  let lastSentAt = Date.now();
-  let stopped = false;
-  let wake: (() => void) | null = null;
+  const pump = new RunEventPump(options);
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      // Something at once, so the headers go out even when no chunk comes for a while.
+      controller.enqueue(encoder.encode(": open\n\n"));
+    },
+    pull: (controller) => pump.pull(controller),
+    cancel: () => pump.cancel(),
+  });
+}
 
-  const stop = () => {
-    stopped = true;
-    wake?.();
+/** The polling behind one event stream: where it is, when it last sent, and whether it stopped. */
+class RunEventPump {
+  private last: number;
+  private pending: StreamRead | null;
+  private lastSentAt = Date.now();
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private readonly stop = () => {
+    this.stopped = true;
+    this.wake?.();
   };
-  if (signal?.aborted) stopped = true;
-  else signal?.addEventListener("abort", stop, { once: true });
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
+  constructor(private readonly options: RunEventStreamOptions) {
+    this.last = options.after;
+    this.pending = options.first;
+    const { signal } = options;
+    if (signal?.aborted) this.stopped = true;
+    else signal?.addEventListener("abort", this.stop, { once: true });
+  }
+
+  /** Sends what the next read finds, a ping, or the end; sleeps between reads that find nothing. */
+  async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    const { read, batch, pollMs, pingMs, stopAt, log } = this.options;
+    for (;;) {
+      // The budget is checked before each read (the handler's first read is always sent): past
+      // it the response ends without `end`, and the reader comes back with its Last-Event-ID.
+      if (this.stopped || (this.pending === null && Date.now() >= stopAt)) return this.finish(controller);
+      let answer: StreamRead | null;
+      try {
+        answer = this.pending ?? (await read(this.last));
+      } catch (e) {
+        log(`reading the stream of a run failed: ${(e as Error)?.stack ?? e}`);
+        return this.finish(controller); // the reader reconnects and resumes
+      }
+      this.pending = null;
+      if (this.stopped) return this.finish(controller);
+      if (answer === null) return this.finish(controller); // the run is gone: a reconnect answers 404
+
+      let text = "";
+      for (const chunk of answer.chunks) {
+        text += chunkEvent(chunk);
+        this.last = chunk.seq;
+      }
+      // Status and chunks come from one statement, so a terminal status with a short read means
+      // every chunk is out: only the owner appends, and a terminal run has none.
+      const complete = answer.chunks.length < batch;
+      if (complete && TERMINAL.has(answer.status)) return this.finish(controller, text + endEvent(answer.status));
+      if (text) {
+        controller.enqueue(encoder.encode(text));
+        this.lastSentAt = Date.now();
+        return; // the next pull reads again; at once after a full read
+      }
+      const now = Date.now();
+      if (now - this.lastSentAt >= pingMs) {
+        controller.enqueue(encoder.encode(": ping\n\n"));
+        this.lastSentAt = now;
+        return;
+      }
+      await this.sleep(Math.max(1, Math.min(pollMs, stopAt - now, pingMs - (now - this.lastSentAt))));
+    }
+  }
+
+  /** The reader went away. */
+  cancel(): void {
+    this.options.signal?.removeEventListener("abort", this.stop);
+    this.stop();
+  }
+
+  /** Waits `ms`, or less when the request is aborted meanwhile. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        wake = null;
+        this.wake = null;
         resolve();
       };
       const timer = setTimeout(done, ms);
-      wake = done;
+      this.wake = done;
     });
+  }
 
-  function finish(controller: ReadableStreamDefaultController<Uint8Array>, text = "") {
-    stopped = true;
-    signal?.removeEventListener("abort", stop);
+  private finish(controller: ReadableStreamDefaultController<Uint8Array>, text = "") {
+    this.stopped = true;
+    this.options.signal?.removeEventListener("abort", this.stop);
     try {
       if (text) controller.enqueue(encoder.encode(text));
       controller.close();
@@ -90,56 +157,4 @@ export function runEventStream(options: RunEventStreamOptions): ReadableStream<U
       // Already cancelled by the reader: nothing to close.
     }
   }
-
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      // Something at once, so the headers go out even when no chunk comes for a while.
-      controller.enqueue(encoder.encode(": open\n\n"));
-    },
-
-    async pull(controller) {
-      for (;;) {
-        // The budget is checked before each read (the handler's first read is always sent): past
-        // it the response ends without `end`, and the reader comes back with its Last-Event-ID.
-        if (stopped || (pending === null && Date.now() >= stopAt)) return finish(controller);
-        let answer: StreamRead | null;
-        try {
-          answer = pending ?? (await read(last));
-        } catch (e) {
-          log(`reading the stream of a run failed: ${(e as Error)?.stack ?? e}`);
-          return finish(controller); // the reader reconnects and resumes
-        }
-        pending = null;
-        if (stopped) return finish(controller);
-        if (answer === null) return finish(controller); // the run is gone: a reconnect answers 404
-
-        let text = "";
-        for (const chunk of answer.chunks) {
-          text += chunkEvent(chunk);
-          last = chunk.seq;
-        }
-        // Status and chunks come from one statement, so a terminal status with a short read means
-        // every chunk is out: only the owner appends, and a terminal run has none.
-        const complete = answer.chunks.length < batch;
-        if (complete && TERMINAL.has(answer.status)) return finish(controller, text + endEvent(answer.status));
-        if (text) {
-          controller.enqueue(encoder.encode(text));
-          lastSentAt = Date.now();
-          return; // the next pull reads again; at once after a full read
-        }
-        const now = Date.now();
-        if (now - lastSentAt >= pingMs) {
-          controller.enqueue(encoder.encode(": ping\n\n"));
-          lastSentAt = now;
-          return;
-        }
-        await sleep(Math.max(1, Math.min(pollMs, stopAt - now, pingMs - (now - lastSentAt))));
-      }
-    },
-
-    cancel() {
-      signal?.removeEventListener("abort", stop);
-      stop();
-    },
-  });
 }
