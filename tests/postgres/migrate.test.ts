@@ -1,11 +1,26 @@
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { expect, it } from "vitest";
 import { z } from "zod";
 import { createDurable, defineWorkflow } from "@/lib/durable";
 import { connect } from "@/lib/durable/drivers/connect";
+import { describeSchema } from "@/lib/durable/store/describe-schema";
 import { migrate } from "@/lib/durable/store/migrate";
-import { migrations } from "@/lib/durable/store/migrations.generated";
+import { functionSet, migrations } from "@/lib/durable/store/migrations.generated";
 import { createTestDatabase } from "../helpers/databases";
+import { functionWriters, installShipped, SHIPPED } from "../helpers/shipped-migrations";
+
+/** The revisions of the function set the database recorded, oldest first. */
+async function recordedRevisions(db: Kysely<any>): Promise<number[]> {
+  const { rows } = await sql<{ revision: number }>`
+    select revision from durable_function_sets order by revision`.execute(db);
+  return rows.map((row) => row.revision);
+}
+
+/** Every function written by one transaction: the set went in once. */
+function writtenOnce(writers: Record<string, string>): void {
+  expect(Object.keys(writers).length).toBeGreaterThan(20);
+  expect(new Set(Object.values(writers)).size).toBe(1);
+}
 
 it("two cold starts migrating the same fresh database at once both succeed, and it is applied once", async () => {
   for (let round = 0; round < 3; round++) {
@@ -20,10 +35,71 @@ it("two cold starts migrating the same fresh database at once both succeed, and 
       expect(rows[0]!.n).toBe(migrations.length);
       const fn = await sql<{ now: Date }>`select durable_now() as now`.execute(b);
       expect(fn.rows[0]!.now).toBeInstanceOf(Date);
+      expect(await recordedRevisions(a)).toEqual([functionSet.revision]);
     } finally {
       await a.destroy();
       await b.destroy();
     }
+  }
+});
+
+it("two deployments upgrading an app on 0006 at once apply the function set once", async () => {
+  for (let round = 0; round < 3; round++) {
+    const url = await createTestDatabase("durable_migrate_set_race");
+    const a = await connect(url, { driver: "pg", poolSize: 1 });
+    const b = await connect(url, { driver: "pg", poolSize: 1 });
+    try {
+      await installShipped(a);
+      const before = await functionWriters(a);
+      const results = await Promise.all([migrate(a), migrate(b)]);
+      expect(results.map((r) => r.length).sort()).toEqual([0, migrations.length - SHIPPED.length]);
+      expect(await recordedRevisions(b)).toEqual([functionSet.revision]);
+      const after = await functionWriters(b);
+      expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
+      writtenOnce(after);
+      expect(Object.values(after)[0]).not.toBe(Object.values(before)[0]);
+      // Equal revision: nothing is written again.
+      expect(await migrate(b)).toEqual([]);
+      expect(await functionWriters(a)).toEqual(after);
+    } finally {
+      await a.destroy();
+      await b.destroy();
+    }
+  }
+});
+
+it("an older deployment migrating after a newer one changes no function body; a newer set replaces them", async () => {
+  const db = await connect(await createTestDatabase("durable_migrate_set_revisions"), { driver: "pg" });
+  try {
+    await migrate(db);
+    const current = await describeSchema(db);
+    const writers = await functionWriters(db);
+    // A set with another body of durable_inline_limit, at a lower revision and then a higher one.
+    const limit = functionSet.files.find((file) => file.name === "durable_inline_limit")!;
+    const edited = { name: limit.name, sql: limit.sql.replace("select 65536", "select 1024") };
+    expect(edited.sql).not.toEqual(limit.sql);
+    const files = functionSet.files.map((file) => (file.name === limit.name ? edited : file));
+    const sha256 = "0".repeat(64);
+    const inlineLimit = async () =>
+      (await sql<{ n: number }>`select durable_inline_limit() as n`.execute(db)).rows[0]!.n;
+
+    const older = { migrations, functionSet: { revision: functionSet.revision - 1, sha256, files } };
+    expect(await migrate(db, older)).toEqual([]);
+    expect(await describeSchema(db)).toEqual(current);
+    expect(await functionWriters(db)).toEqual(writers);
+    expect(await inlineLimit()).toBe(65536);
+
+    const newer = { migrations, functionSet: { revision: functionSet.revision + 1, sha256, files } };
+    expect(await migrate(db, newer)).toEqual([]);
+    expect(await inlineLimit()).toBe(1024);
+    expect(await recordedRevisions(db)).toEqual([functionSet.revision, functionSet.revision + 1]);
+    writtenOnce(await functionWriters(db));
+
+    // This release after the newer one: the newer bodies stay.
+    expect(await migrate(db)).toEqual([]);
+    expect(await inlineLimit()).toBe(1024);
+  } finally {
+    await db.destroy();
   }
 });
 
