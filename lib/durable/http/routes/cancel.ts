@@ -1,7 +1,6 @@
 import * as z from "zod";
 import { parseJson, parseWith, readBody, runIdOf } from "./request-input";
-import { allowOnly, json } from "./responses";
-import type { RouteContext } from "./route-context";
+import { allowOnly, json, type RouteContext } from "./route-context";
 import type { Methods, RunContext, RunHandler } from "./types";
 
 const cancelBody = z.object({ reason: z.string().max(1000).optional() });

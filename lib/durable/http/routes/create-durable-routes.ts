@@ -10,7 +10,7 @@ import { tickRoute } from "./tick";
 import type { DurableRoutes, DurableRoutesOptions } from "./types";
 
 /**
- * Route-handler factories for the HTTP contract (README, "HTTP routes"): one file per route in
+ * Route-handler factories for the HTTP contract (docs/guide/http-routes.md): one file per route in
  * this folder, each over the one context `./route-context.ts` builds (the durable instance, the
  * secrets, the auth checks, the error mapping, the work after the answer).
  *

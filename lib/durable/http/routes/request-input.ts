@@ -1,20 +1,14 @@
 import * as z from "zod";
 import { InvalidInputError, RunNotFoundError } from "../../errors";
 import { isStorableName, NAME_RULE } from "../../names";
-import { HttpRefusal } from "./responses";
+import { HttpRefusal } from "./route-context";
 import type { RunContext } from "./types";
 
-// Reading what a request carries, each refusal before anything is changed: the bearer, the body
-// (capped), its JSON, the schema, and the run id in the path.
+// Reading what a request carries, each refusal before anything is changed: the body (capped), its
+// JSON, the schema, and the run id in the path.
 
 // The one name check (names.ts): a name Postgres could not store is a 422 here, never a 500.
 export const storedName = z.string().refine(isStorableName, `must be ${NAME_RULE}`);
-
-// Only a single space and visible ASCII: "Bearer  x", tabs or trailing junk are not the secret.
-export function bearerOf(request: Request): string | null {
-  const match = /^Bearer ([\x21-\x7e]+)$/i.exec(request.headers.get("authorization") ?? "");
-  return match ? match[1]! : null;
-}
 
 /** Reads the body, refusing it (413) as soon as it is larger than `limit`, without reading the rest. */
 export async function readBody(request: Request, limit: number): Promise<Uint8Array> {

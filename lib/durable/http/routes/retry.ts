@@ -1,6 +1,5 @@
 import { parseJson, readBody, runIdOf } from "./request-input";
-import { allowOnly, json } from "./responses";
-import type { RouteContext } from "./route-context";
+import { allowOnly, json, type RouteContext } from "./route-context";
 import type { Methods, RunContext, RunHandler } from "./types";
 
 /**

@@ -4,9 +4,7 @@ import { resolveSecret, type SecretName } from "../../auth/secrets";
 import type { Durable } from "../../engine/create-durable";
 import { InvalidInputError, UnauthorizedError } from "../../errors";
 import { errorBody, httpStatusOf } from "../error-response";
-import { bearerOf } from "./request-input";
-import { HttpRefusal, json } from "./responses";
-import { type DurableRoutesOptions, MAX_BODY_BYTES } from "./types";
+import { type DurableRoutesOptions, type Handler, MAX_BODY_BYTES, type Methods, type RunHandler } from "./types";
 
 /**
  * What every route handler is given, built once by `createDurableRoutes`: the app's durable
@@ -47,6 +45,43 @@ export interface RouteContext {
   guard<A extends unknown[]>(
     fn: (request: Request, ...rest: A) => Promise<Response>,
   ): (request: Request, ...rest: A) => Promise<Response>;
+}
+
+// The answers every route builds: JSON with no caching, refusals decided before the durable call,
+// and 405 for the methods a route does not answer. The error codes of the taxonomy map to statuses
+// in `../error-response.ts` only (docs/decisions.md, "Errors").
+
+const HEADERS = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" };
+
+/** A JSON answer that no cache keeps. */
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { ...HEADERS, ...headers } });
+
+/** An answer decided before the durable call: its status, code and message are the response. */
+export class HttpRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The given methods; every other one answers 405 with the error body and an `allow` header. */
+export function allowOnly<H extends Handler | RunHandler>(handlers: Partial<Methods<H>>): Methods<H> {
+  const allowed = Object.keys(handlers);
+  const message = `this route answers ${allowed.join(" and ")} only`;
+  const notAllowed = (async () =>
+    json(405, { error: { code: "method_not_allowed", message } }, { allow: allowed.join(", ") })) as unknown as H;
+  return { GET: notAllowed, POST: notAllowed, PUT: notAllowed, PATCH: notAllowed, DELETE: notAllowed, ...handlers };
+}
+
+// Only a single space and visible ASCII: "Bearer  x", tabs or trailing junk are not the secret.
+function bearerOf(request: Request): string | null {
+  const match = /^Bearer ([\x21-\x7e]+)$/i.exec(request.headers.get("authorization") ?? "");
+  return match ? match[1]! : null;
 }
 
 export function createRouteContext(getDurable: () => Promise<Durable>, options: DurableRoutesOptions): RouteContext {

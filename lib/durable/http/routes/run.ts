@@ -1,7 +1,6 @@
 import { RunNotFoundError } from "../../errors";
 import { runIdOf } from "./request-input";
-import { allowOnly, json } from "./responses";
-import type { RouteContext } from "./route-context";
+import { allowOnly, json, type RouteContext } from "./route-context";
 import type { Methods, RunContext, RunHandler } from "./types";
 
 /**

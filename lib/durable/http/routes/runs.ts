@@ -2,8 +2,7 @@ import * as z from "zod";
 import { WorkflowNotFoundError } from "../../errors";
 import { runStatusValues } from "../../schemas";
 import { parseJson, parseWith, readBody, storedName } from "./request-input";
-import { allowOnly, json } from "./responses";
-import type { RouteContext } from "./route-context";
+import { allowOnly, json, type RouteContext } from "./route-context";
 import type { Handler, Methods } from "./types";
 
 const startBody = z.object({

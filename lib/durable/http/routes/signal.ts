@@ -2,8 +2,7 @@ import * as z from "zod";
 import { parseWebhookSecrets, verifyWebhook } from "../../auth/webhook";
 import { UnauthorizedError } from "../../errors";
 import { parseJson, parseWith, readBody, storedName } from "./request-input";
-import { allowOnly, HttpRefusal, json } from "./responses";
-import type { RouteContext } from "./route-context";
+import { allowOnly, HttpRefusal, json, type RouteContext } from "./route-context";
 import type { Handler, Methods } from "./types";
 
 const signalBody = z.object({

@@ -1,8 +1,7 @@
 import { RunNotFoundError } from "../../errors";
 import { runEventStream, SSE_HEADERS } from "../sse";
 import { runIdOf } from "./request-input";
-import { allowOnly, HttpRefusal } from "./responses";
-import type { RouteContext } from "./route-context";
+import { allowOnly, HttpRefusal, type RouteContext } from "./route-context";
 import type { Methods, RunContext, RunHandler } from "./types";
 
 /**

@@ -1,6 +1,5 @@
 import { fanOutLimit, fanOutTicks, HOP_HEADER } from "../fan-out";
-import { allowOnly, HttpRefusal, json } from "./responses";
-import type { RouteContext } from "./route-context";
+import { allowOnly, HttpRefusal, json, type RouteContext } from "./route-context";
 import type { Handler, Methods } from "./types";
 
 /** The tick's hop count: 0 from outside, 1 from a fanned-out call; anything else is 400. */

@@ -1,4 +1,4 @@
-// The options and the shape of `createDurableRoutes` (README, "HTTP routes"): one entry per route
+// The options and the shape of `createDurableRoutes` (docs/guide/http-routes.md): one entry per route
 // file of the reference app, each a full set of method handlers.
 
 /** Request bodies larger than this are refused with 413 before they are parsed or HMAC'd. */
@@ -29,7 +29,7 @@ export interface DurableRoutesOptions {
    * Fan-out: a tick that finds more due runs than it advances at once (the instance's
    * `tickConcurrency`) calls this same route up to `maxFanOut` more times, each claiming on its
    * own; those calls carry a hop header and do not fan out further. Default: DURABLE_MAX_FAN_OUT,
-   * else 0 (README, "Scaling out").
+   * else 0 (docs/guide/scaling-out.md, "Fan-out").
    */
   maxFanOut?: number;
   /** How fan-out calls are sent (the global `fetch`; tests route them elsewhere). */
