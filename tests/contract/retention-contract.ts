@@ -187,6 +187,27 @@ export function runRetentionContract(label: string, open: () => Promise<Kysely<a
       });
     });
 
+    it("keeps a compacted run's delivery ids, without their payloads: a repeated delivery is still a repeat", async () => {
+      await plain.start(chatty, { n: 1 }, { id: "hooked" });
+      await plain.tick({ budgetMs: 10_000 });
+      const delivery = { runId: "hooked", name: "go", payload: { ok: true }, id: "evt-1" };
+      expect(await plain.signal(delivery)).toMatchObject({ signalled: true });
+      await plain.tick({ budgetMs: 10_000 });
+      expect((await plain.status("hooked"))!.status).toBe("completed");
+
+      await durable.testing.advanceClock("25h");
+      expect(await tick()).toMatchObject({ compacted: 1 });
+      expect(await holdings(db, "hooked")).toMatchObject({ compacted: true, steps: 0, signals: 1, chunks: 0 });
+      const kept = await sql<{ payload: unknown; delivery_id: string }>`
+        select payload, delivery_id from durable_signals where run_id = 'hooked'`.execute(db);
+      expect(kept.rows).toEqual([{ payload: null, delivery_id: "evt-1" }]);
+      // A Standard Webhooks sender retries for days: its repeat is answered as one (2xx), not 409.
+      expect(await plain.signal(delivery)).toEqual({ ok: true, signalled: false, alreadyDelivered: true });
+      // A new delivery to the finished run is refused, as before compaction.
+      await expect(plain.signal({ ...delivery, id: "evt-2" })).rejects.toThrow(RunStateConflictError);
+      expect(await count(db, "durable_signals", "run_id = 'hooked'")).toBe(1);
+    });
+
     it("refuses to retry a failed run whose steps were compacted, and retries one that was not", async () => {
       await finish("old-failure", "failed");
       await durable.testing.advanceClock("25h");

@@ -15,7 +15,10 @@ export interface CompactRequest {
 
 export interface CompactedRows {
   runsCompacted: number;
-  /** Rows of durable_steps, durable_signals and durable_stream_chunks of the compacted runs. */
+  /**
+   * Rows of durable_steps, durable_signals (those without a delivery id: the others keep the id and
+   * lose their payload) and durable_stream_chunks of the compacted runs.
+   */
   stepRowsDeleted: number;
   runsDeleted: number;
   /** Events deleted by age, plus the events of the deleted runs. */
@@ -76,7 +79,8 @@ export async function dueForCompaction(db: DurableDb, request: Omit<CompactReque
  * - compaction: up to `limits.compact` terminal runs, oldest first, with `compacted_at` null and
  *   `finished_at` before now − steps (and not before now − runs: those are deleted instead),
  *   through `durable_runs_to_compact`, locked likewise; they lose their step rows, signals and
- *   stream chunks and get `compacted_at`. The row stays: status, output, error, start dedup.
+ *   stream chunks and get `compacted_at`. The row stays: status, output, error, start dedup, and
+ *   each delivery id (its signal row, payload emptied), so a repeated delivery is still a repeat.
  * - events: up to `limits.events` events created before now − events, through
  *   `durable_events_created`, except those of a run that is not terminal, locked `skip locked`.
  *
@@ -141,8 +145,15 @@ export function compactStatement(request: CompactRequest): RawBuilder<CompactedR
         ? sql`kept as (select id from due_compact where not (id = any (array(select id from runs_gone))))`
         : sql`kept as (select id from due_compact)`,
       sql`steps_gone as (delete from durable_steps where run_id = any (array(select id from kept)) returning 1)`,
-      // durable_signals has no index on run_id alone (its taken deliveries): a hash join, one scan.
-      sql`signals_gone as (delete from durable_signals where run_id in (select id from kept) returning 1)`,
+      // A delivery id stays as long as the run row, its payload goes: a webhook sender retrying
+      // for days must still hear "repeat", not 409 (docs/rules.md, rule 16). Deliveries without one
+      // have nothing to dedup and go whole.
+      sql`signals_gone as (
+        delete from durable_signals where run_id = any (array(select id from kept)) and delivery_id is null
+        returning 1)`,
+      sql`payloads_gone as (
+        update durable_signals set payload = 'null', payload_bytes = 0
+         where run_id = any (array(select id from kept)) and delivery_id is not null)`,
       sql`chunks_gone as (
         delete from durable_stream_chunks where run_id = any (array(select id from kept)) returning 1)`,
       sql`compacted as (
