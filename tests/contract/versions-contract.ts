@@ -132,6 +132,24 @@ export function runVersionsContract(label: string, openDb: () => Promise<Kysely<
         /two workflows are named "order" with version "1"/,
       );
       expect(() => createDurable({ db, workflows: [bare, bare] })).toThrow(/without a version/);
+      // Numbers compare as numbers, not as their text.
+      const newest = (...versions: (string | number)[]) =>
+        createDurable({
+          db,
+          workflows: versions.map((version) => defineWorkflow({ ...orderV2, version })),
+        }).workflows.get("order")!.version;
+      expect(newest(1.25, 1.3)).toBe(1.3);
+      expect(newest(1.3, 1.25)).toBe(1.3);
+      expect(newest(0.25, 0.5)).toBe(0.5);
+      expect(newest(-2, -1)).toBe(-1);
+      expect(newest(2, 1e21)).toBe(1e21);
+      expect(newest(10, 9, 100)).toBe(100);
+      // Strings keep the numeric-aware order; a string is newer than any number.
+      expect(newest("v2", "v10")).toBe("v10");
+      expect(newest("2024-06-01", "2024-11-15")).toBe("2024-11-15");
+      expect(newest(1e21, "2")).toBe("2");
+      expect(newest("a", 5)).toBe("a");
+      expect(() => newest(1, "1")).toThrow(/with version "1"/);
       for (const version of ["", "a\u0000b", Number.NaN, "x".repeat(256)]) {
         expect(() => defineWorkflow({ ...orderV1, version })).toThrow(InvalidInputError);
       }

@@ -72,8 +72,8 @@ export const versionKey = (name: string, version: string | null): string => `${n
 
 /**
  * Registers workflows: several versions of one name are allowed, the same (name, version) twice is
- * a mistake refused early. The newest version is the largest, compared numerically where the
- * versions hold numbers ("2" < "10", "v2" < "v10"); a workflow without a version is older than any.
+ * a mistake refused early (1 and "1" are the same version: both are stored as "1"). The newest is
+ * the largest by `compareVersions`.
  */
 export function registerWorkflows(workflows: readonly AnyWorkflow[]): WorkflowRegistry {
   const registry: WorkflowRegistry = { newest: new Map(), byVersion: new Map(), versions: {} };
@@ -90,17 +90,23 @@ export function registerWorkflows(workflows: readonly AnyWorkflow[]): WorkflowRe
     registry.byVersion.set(key, workflow);
     registry.versions[workflow.name] = [...(registry.versions[workflow.name] ?? []), version ?? ""];
     const current = registry.newest.get(workflow.name);
-    if (!current || compareVersions(storedVersion(current.version), version) < 0) {
+    if (!current || compareVersions(current.version, workflow.version) < 0) {
       registry.newest.set(workflow.name, workflow);
     }
   }
   return registry;
 }
 
-/** Orders two stored versions; null (no version) first. */
-function compareVersions(a: string | null, b: string | null): number {
+/**
+ * Orders two declared versions (docs/guide/versions.md, "Which version is newest"): none is the
+ * oldest; numbers compare as numbers (1.25 < 1.3, -2 < -1, 2 < 1e21); strings in numeric-aware
+ * order ("2" < "10", "v2" < "v10", "2024-06-01" < "2024-11-15"); and where one name mixes both, a
+ * string is newer than any number (a switch from `version: 3` to `"2025-01"` moves forward).
+ */
+export function compareVersions(a: string | number | undefined, b: string | number | undefined): number {
   if (a === b) return 0;
-  if (a === null) return -1;
-  if (b === null) return 1;
+  if (a === undefined || b === undefined) return a === undefined ? -1 : 1;
+  if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === "number" || typeof b === "number") return typeof a === "number" ? -1 : 1;
   return a.localeCompare(b, "en", { numeric: true });
 }
