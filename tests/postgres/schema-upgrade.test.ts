@@ -53,7 +53,8 @@ it("the description names every table, index and function signature the engine r
     "CREATE INDEX durable_runs_due ON",
     "CREATE TRIGGER durable_runs_due_notify",
     "FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb)",
-    "FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb)",
+    "FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, " +
+      "p_limits jsonb)",
     "FUNCTION public.durable_count_due(p_workflows jsonb, p_cap integer)",
     "FUNCTION public.durable_finish_and_claim(",
   ]) {
