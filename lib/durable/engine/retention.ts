@@ -3,6 +3,7 @@
 // in store/compact.ts; this file validates the options and decides how much each call does.
 import { type Duration, toMs } from "../duration";
 import { InvalidInputError } from "../errors";
+import { checkRange } from "./check-range";
 import { type CompactedRows, type CompactRequest, compactRows, type DurableDb, dueForCompaction } from "../store";
 
 export interface RetentionOptions {
@@ -72,73 +73,18 @@ export function createCompactor(deps: {
   log: (message: string) => void;
 }): Compactor {
   const policy = parsePolicy(deps.retention);
-  const none = (): CompactReport => ({
-    runsCompacted: 0,
-    runsDeleted: 0,
-    eventsDeleted: 0,
-    stepRowsDeleted: 0,
-    more: false,
-  });
-
   // Rows of each kind per statement of a slice: halved after a statement that took more than half
   // the slice's time (a run whose deletion cascades slowly), doubled back after a quick one.
   let sliceBatch = Math.min(SLICE_BATCH, policy?.sliceRows ?? SLICE_BATCH);
-
-  /**
-   * Up to `rows` of each kind, `batch()` per statement, stopping at `deadline` (performance.now());
-   * `took(ms)` hears how long each statement took. First one cheap statement asks what is due:
-   * with nothing due, that is all it costs.
-   */
-  async function run(
-    rows: number,
-    batch: () => number,
-    deadline: number,
-    took: (ms: number) => void = () => {},
-  ): Promise<CompactReport> {
-    const report = none();
-    if (!policy) return report;
-    const due = await dueForCompaction(deps.db, policy);
-    const left: Record<Kind, number> = {
-      compact: due.compact ? rows : 0,
-      runs: due.runs ? rows : 0,
-      events: due.events ? rows : 0,
-    };
-    while (KINDS.some((kind) => left[kind] > 0)) {
-      const size = batch();
-      const limits = {
-        compact: Math.min(left.compact, size),
-        runs: Math.min(left.runs, size),
-        events: Math.min(left.events, size),
-      };
-      const began = performance.now();
-      const done = await compactRows(deps.db, { ...policy, limits });
-      took(performance.now() - began);
-      add(report, done);
-      const picked: Record<Kind, number> = {
-        compact: done.compactPicked,
-        runs: done.runsDeleted,
-        events: done.eventsPicked,
-      };
-      // A kind that took less than asked has nothing more due now; one that took all may have more.
-      for (const kind of KINDS) {
-        left[kind] = picked[kind] < limits[kind] ? 0 : left[kind] - picked[kind];
-      }
-      const full = KINDS.filter((kind) => limits[kind] > 0 && picked[kind] === limits[kind]);
-      if (full.length === 0) return report;
-      if (full.every((kind) => left[kind] === 0) || performance.now() >= deadline) {
-        report.more = true;
-        return report;
-      }
-    }
-    return report;
-  }
 
   return {
     async slice() {
       // Without retention a tick asks nothing more of the database.
       if (!policy) return null;
       const { sliceRows, sliceMs } = policy;
-      return run(
+      return compactBatches(
+        deps.db,
+        policy,
         sliceRows,
         () => sliceBatch,
         performance.now() + sliceMs,
@@ -149,13 +95,61 @@ export function createCompactor(deps: {
       );
     },
     async compact(options = {}) {
-      const limit = options.limit ?? DEFAULT_COMPACT_LIMIT;
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_COMPACT_LIMIT) {
-        throw new InvalidInputError(`limit is an integer from 1 to ${MAX_COMPACT_LIMIT}`);
-      }
-      return run(limit, () => Math.min(COMPACT_BATCH, limit), Number.POSITIVE_INFINITY);
+      const limit = checkRange("limit", options.limit ?? DEFAULT_COMPACT_LIMIT, 1, MAX_COMPACT_LIMIT);
+      return compactBatches(deps.db, policy, limit, () => Math.min(COMPACT_BATCH, limit), Number.POSITIVE_INFINITY);
     },
   };
+}
+
+/**
+ * Up to `rows` of each kind, `batch()` per statement, stopping at `deadline` (performance.now());
+ * `took(ms)` hears how long each statement took. First one cheap statement asks what is due:
+ * with nothing due, that is all it costs.
+ */
+async function compactBatches(
+  db: DurableDb,
+  policy: Policy | null,
+  rows: number,
+  batch: () => number,
+  deadline: number,
+  took: (ms: number) => void = () => {},
+): Promise<CompactReport> {
+  const report: CompactReport = { runsCompacted: 0, runsDeleted: 0, eventsDeleted: 0, stepRowsDeleted: 0, more: false };
+  if (!policy) return report;
+  const due = await dueForCompaction(db, policy);
+  const left: Record<Kind, number> = {
+    compact: due.compact ? rows : 0,
+    runs: due.runs ? rows : 0,
+    events: due.events ? rows : 0,
+  };
+  while (KINDS.some((kind) => left[kind] > 0)) {
+    const size = batch();
+    const limits = {
+      compact: Math.min(left.compact, size),
+      runs: Math.min(left.runs, size),
+      events: Math.min(left.events, size),
+    };
+    const began = performance.now();
+    const done = await compactRows(db, { ...policy, limits });
+    took(performance.now() - began);
+    add(report, done);
+    const picked: Record<Kind, number> = {
+      compact: done.compactPicked,
+      runs: done.runsDeleted,
+      events: done.eventsPicked,
+    };
+    // A kind that took less than asked has nothing more due now; one that took all may have more.
+    for (const kind of KINDS) {
+      left[kind] = picked[kind] < limits[kind] ? 0 : left[kind] - picked[kind];
+    }
+    const full = KINDS.filter((kind) => limits[kind] > 0 && picked[kind] === limits[kind]);
+    if (full.length === 0) return report;
+    if (full.every((kind) => left[kind] === 0) || performance.now() >= deadline) {
+      report.more = true;
+      return report;
+    }
+  }
+  return report;
 }
 
 function add(report: CompactReport, done: CompactedRows): void {
@@ -188,10 +182,7 @@ function parsePolicy(retention: RetentionOptions | undefined): Policy | null {
   if (typeof slice !== "object" || slice === null) {
     throw new InvalidInputError("retention.slice is an object { rows?, budget? }");
   }
-  const sliceRows = slice.rows ?? DEFAULT_SLICE_ROWS;
-  if (!Number.isInteger(sliceRows) || sliceRows < 1 || sliceRows > 10_000) {
-    throw new InvalidInputError("retention.slice.rows is an integer from 1 to 10000");
-  }
+  const sliceRows = checkRange("retention.slice.rows", slice.rows ?? DEFAULT_SLICE_ROWS, 1, 10_000);
   const sliceMs = toMs(slice.budget ?? DEFAULT_SLICE_MS, "retention.slice.budget");
   if (sliceMs < 1 || sliceMs > 60_000) {
     throw new InvalidInputError('retention.slice.budget is from "1ms" to "60s"');

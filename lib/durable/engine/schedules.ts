@@ -49,13 +49,16 @@ interface Plan {
   pattern: Cron;
 }
 
-export function createScheduler(deps: {
+/** What a scheduler is made from: the database, the registered workflows, and how to start a run. */
+interface SchedulerDeps {
   db: DurableDb;
   workflows: ReadonlyMap<string, AnyWorkflow>;
   start: (workflow: AnyWorkflow, input: unknown, id: string) => Promise<unknown>;
   log: (message: string) => void;
-}): Scheduler {
-  const { db, start, log } = deps;
+}
+
+export function createScheduler(deps: SchedulerDeps): Scheduler {
+  const { db, log } = deps;
   const plans: Plan[] = [];
   for (const workflow of deps.workflows.values()) {
     if (workflow.schedule === undefined) continue;
@@ -65,48 +68,6 @@ export function createScheduler(deps: {
   }
   const names = plans.map((plan) => plan.workflow.name);
 
-  /** Plans `plan`'s row, or starts its due slot and moves the row on; the id this call started, if any. */
-  async function startSlot(plan: Plan, row: ScheduleRecord | undefined, now: Date): Promise<string | null> {
-    const { workflow, cron, timezone, pattern } = plan;
-    const next = pattern.nextRun(now);
-    if (next === null) {
-      log(`the schedule of workflow "${workflow.name}" ("${cron}", ${timezone}) has no slot after ${iso(now)}`);
-      return null;
-    }
-    // First seen, or its cron or timezone changed: the next slot is the first one after now.
-    if (!row || row.cron !== cron || row.timezone !== timezone) {
-      await planSchedule(db, { workflow: workflow.name, cron, timezone, nextSlot: next });
-      return null;
-    }
-    if (row.nextSlot.getTime() > now.getTime()) return null;
-    // Due: the latest slot at or before now (croner's previous runs are strictly before a time).
-    const latest = pattern.previousRuns(1, new Date(now.getTime() + 1))[0];
-    const slot = latest && latest.getTime() > row.nextSlot.getTime() ? latest : row.nextSlot;
-    const id = slotRunId(workflow.name, slot);
-    let runId: string | null = id;
-    try {
-      await start(workflow, plan.input, id);
-    } catch (error) {
-      if (!skipsSlot(error)) throw error;
-      // Starting again would be refused again: say so, and move on to the next slot.
-      log(`workflow "${workflow.name}": the run of schedule slot ${iso(slot)} was not started: ${error.message}`);
-      // A run with the slot's id exists (another input, another workflow): it is the slot's run.
-      if (RunStateConflictError.is(error) && error.activeRunId === undefined) runId = id;
-      else runId = null;
-    }
-    const moved = await advanceSchedule(db, {
-      workflow: workflow.name,
-      cron,
-      timezone,
-      from: row.nextSlot,
-      nextSlot: next,
-      lastSlot: runId === null ? null : slot,
-      lastRunId: runId,
-    });
-    // Of racing ticks that all started it, the one that moved the row reports it.
-    return moved && runId !== null ? id : null;
-  }
-
   return {
     async startDue() {
       if (plans.length === 0) return [];
@@ -115,7 +76,7 @@ export function createScheduler(deps: {
       const started: string[] = [];
       for (const plan of plans) {
         try {
-          const id = await startSlot(plan, rows.get(plan.workflow.name), now);
+          const id = await startSlot(deps, plan, rows.get(plan.workflow.name), now);
           if (id !== null) started.push(id);
         } catch (error) {
           // The slot stays due: the next tick tries again. Other schedules go on.
@@ -147,6 +108,54 @@ export function createScheduler(deps: {
       });
     },
   };
+}
+
+/** Plans `plan`'s row, or starts its due slot and moves the row on; the id this call started, if any. */
+async function startSlot(
+  deps: SchedulerDeps,
+  plan: Plan,
+  row: ScheduleRecord | undefined,
+  now: Date,
+): Promise<string | null> {
+  const { db, start, log } = deps;
+  const { workflow, cron, timezone, pattern } = plan;
+  const next = pattern.nextRun(now);
+  if (next === null) {
+    log(`the schedule of workflow "${workflow.name}" ("${cron}", ${timezone}) has no slot after ${iso(now)}`);
+    return null;
+  }
+  // First seen, or its cron or timezone changed: the next slot is the first one after now.
+  if (!row || row.cron !== cron || row.timezone !== timezone) {
+    await planSchedule(db, { workflow: workflow.name, cron, timezone, nextSlot: next });
+    return null;
+  }
+  if (row.nextSlot.getTime() > now.getTime()) return null;
+  // Due: the latest slot at or before now (croner's previous runs are strictly before a time).
+  const latest = pattern.previousRuns(1, new Date(now.getTime() + 1))[0];
+  const slot = latest && latest.getTime() > row.nextSlot.getTime() ? latest : row.nextSlot;
+  const id = slotRunId(workflow.name, slot);
+  let runId: string | null = id;
+  try {
+    await start(workflow, plan.input, id);
+  } catch (error) {
+    if (!skipsSlot(error)) throw error;
+    // Starting again would be refused again: say so, and move on to the next slot.
+    log(`workflow "${workflow.name}": the run of schedule slot ${iso(slot)} was not started: ${error.message}`);
+    // A run with the slot's id exists (another input, another workflow): it is the slot's run.
+    if (RunStateConflictError.is(error) && error.activeRunId === undefined) runId = id;
+    else runId = null;
+  }
+  const moved = await advanceSchedule(db, {
+    workflow: workflow.name,
+    cron,
+    timezone,
+    from: row.nextSlot,
+    nextSlot: next,
+    lastSlot: runId === null ? null : slot,
+    lastRunId: runId,
+  });
+  // Of racing ticks that all started it, the one that moved the row reports it.
+  return moved && runId !== null ? id : null;
 }
 
 /**

@@ -73,47 +73,7 @@ export function createStepRecorder(exec: Execution): StepRecorder {
   };
 
   const recorder: StepRecorder = {
-    async write(outcome, tx, onRefused) {
-      // Once the claim is known lost (a refused write or heartbeat, a cancel), write nothing more.
-      const stop = exec.stopReason?.kind;
-      if (stop === "lost" || stop === "abandon") return null;
-      // Never write after the deadline: the lease may already belong to the next owner.
-      if (exec.remainingMs() <= 0) {
-        exec.requestStop({ kind: "abandon", reason: "past the invocation deadline" });
-        return null;
-      }
-      // A process frozen here, past the deadline check, is what only the fence can stop.
-      await failpoint("receipt.before-write");
-      let result: RecordResult;
-      try {
-        result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, outcome);
-      } catch (error) {
-        // Inside a tx step the caller decides (the transaction rolls back). Outside, the body's
-        // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim
-        // (docs/rules.md, rule 14).
-        if (tx) throw error;
-        settings.log(`[${exec.runId}] receipt of step "${outcome.stepId}" could not be written: ${String(error)}`);
-        exec.requestStop({ kind: "abandon", reason: "the database failed under a receipt write" });
-        return null;
-      }
-      if (!result.owned) {
-        const reason = result.runStatus === "cancelled" ? "cancelled" : "lease lost";
-        // On the step's span when a step writes, on the run's when a held-back receipt is flushed.
-        recorder.noteFenceRejected(outcome.stepId, "receipt", reason);
-        exec.requestStop({ kind: "lost", reason });
-        onRefused?.();
-        return null;
-      }
-      if (result.conflict) {
-        traceEvent(TRACE_EVENTS.outcomeConflict, () => ({
-          "durable.step_id": outcome.stepId,
-          "durable.recorded_status": result.recorded.status,
-          "durable.late_status": outcome.status,
-        }));
-      }
-      exec.noteReceiptWritten();
-      return result;
-    },
+    write: (outcome, tx, onRefused) => writeOutcome(exec, outcome, tx, onRefused),
 
     answer(recorded) {
       if (recorded?.status === "completed") return { done: true, value: recorder.resultOf(recorded) };
@@ -163,13 +123,64 @@ export function createStepRecorder(exec: Execution): StepRecorder {
 
     traced: (step, fn, end) => withStepSpan(exec, step, fn, end),
 
-    noteFenceRejected(stepId, write, reason) {
-      traceEvent(TRACE_EVENTS.fenceRejected, () => ({
-        "durable.step_id": stepId,
-        "durable.write": write,
-        "durable.reason": reason,
-      }));
-    },
+    noteFenceRejected,
   };
   return recorder;
+}
+
+/** `write` of a recorder: the outcome under the fence, and what a refused or failed write means. */
+async function writeOutcome(
+  exec: Execution,
+  outcome: StepOutcome,
+  tx?: Transaction<any>,
+  onRefused?: () => void,
+): Promise<Extract<RecordResult, { owned: true }> | null> {
+  // Once the claim is known lost (a refused write or heartbeat, a cancel), write nothing more.
+  const stop = exec.stopReason?.kind;
+  if (stop === "lost" || stop === "abandon") return null;
+  // Never write after the deadline: the lease may already belong to the next owner.
+  if (exec.remainingMs() <= 0) {
+    exec.requestStop({ kind: "abandon", reason: "past the invocation deadline" });
+    return null;
+  }
+  // A process frozen here, past the deadline check, is what only the fence can stop.
+  await failpoint("receipt.before-write");
+  let result: RecordResult;
+  try {
+    result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, outcome);
+  } catch (error) {
+    // Inside a tx step the caller decides (the transaction rolls back). Outside, the body's
+    // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim
+    // (docs/rules.md, rule 14).
+    if (tx) throw error;
+    exec.settings.log(`[${exec.runId}] receipt of step "${outcome.stepId}" could not be written: ${String(error)}`);
+    exec.requestStop({ kind: "abandon", reason: "the database failed under a receipt write" });
+    return null;
+  }
+  if (!result.owned) {
+    const reason = result.runStatus === "cancelled" ? "cancelled" : "lease lost";
+    // On the step's span when a step writes, on the run's when a held-back receipt is flushed.
+    noteFenceRejected(outcome.stepId, "receipt", reason);
+    exec.requestStop({ kind: "lost", reason });
+    onRefused?.();
+    return null;
+  }
+  if (result.conflict) {
+    traceEvent(TRACE_EVENTS.outcomeConflict, () => ({
+      "durable.step_id": outcome.stepId,
+      "durable.recorded_status": result.recorded.status,
+      "durable.late_status": outcome.status,
+    }));
+  }
+  exec.noteReceiptWritten();
+  return result;
+}
+
+/** Notes a write the fence refused on the active span (engine/tracing.ts). */
+function noteFenceRejected(stepId: string, write: "receipt" | "heartbeat", reason: string): void {
+  traceEvent(TRACE_EVENTS.fenceRejected, () => ({
+    "durable.step_id": stepId,
+    "durable.write": write,
+    "durable.reason": reason,
+  }));
 }

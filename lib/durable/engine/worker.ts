@@ -2,6 +2,7 @@ import { listenOf, type StopListening } from "../drivers/listen";
 import { InvalidInputError } from "../errors";
 import { type ClaimedRun, type ClaimRequest, type DurableDb, msUntilNextWake } from "../store";
 import type { ClaimChain } from "./advance";
+import { checkRange } from "./check-range";
 import { type Advanced, countAdvanced, runLoops } from "./loops";
 
 export interface WorkOptions {
@@ -15,6 +16,12 @@ export interface WorkOptions {
    * concurrency limit (ms, default 1000).
    */
   pollMs?: number;
+  /**
+   * How often the worker does a tick's housekeeping (due schedule slots, unknownVersion "fail", a
+   * retention slice) whether or not it is idle (ms, 100–10000, default 5000): a steady backlog
+   * must not hold a schedule slot back or stop retention.
+   */
+  housekeepingMs?: number;
 }
 
 export interface WorkReport {
@@ -63,36 +70,31 @@ export interface WorkerDeps {
 export const DUE_CHANNEL = "durable_due";
 /** An idle worker that listens still looks this often: a notification lost with a connection is not waited for long. */
 const LISTENING_POLL_MS = 10_000;
+/** How often a worker does its housekeeping, busy or not, unless `housekeepingMs` says otherwise. */
+const HOUSEKEEPING_MS = 5_000;
 
 /**
  * Worker mode (docs/decisions.md, "Worker mode wakes on NOTIFY, not on a poll"): `concurrency`
  * loops claim and advance due runs until none is due, then sleep until a run becomes due: a
- * notification, the next wake time, or the poll interval, whichever comes first. An idle worker
- * also does a tick's housekeeping (schedules, unknown versions, retention). Errors of the database
- * are logged and waited out; the worker stops only when `signal` aborts, after every held run was
- * given back or recorded.
+ * notification, the next wake time, or the poll interval, whichever comes first. A tick's
+ * housekeeping (schedules, unknown versions, retention) runs on a timer, busy or not, and when a
+ * loop goes idle. Errors of the database are logged and waited out; the worker stops only when
+ * `signal` aborts, after every held run was given back or recorded.
  */
 export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise<WorkReport> {
-  const concurrency = options.concurrency ?? 8;
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
-    throw new InvalidInputError("concurrency is a whole number from 1 to 1000");
-  }
+  const concurrency = checkRange("concurrency", options.concurrency ?? 8, 1, 1000, "whole number");
   const pollMs = options.pollMs ?? 1000;
   if (!Number.isFinite(pollMs) || pollMs < 10) throw new InvalidInputError("pollMs is a number of ms >= 10");
+  const housekeepingMs = options.housekeepingMs ?? HOUSEKEEPING_MS;
+  if (!Number.isFinite(housekeepingMs) || housekeepingMs < 100 || housekeepingMs > 10_000) {
+    throw new InvalidInputError("housekeepingMs is a number of ms from 100 to 10000");
+  }
   const signal = options.signal ?? new AbortController().signal;
-  const report: WorkReport = {
-    claimed: 0,
-    completed: 0,
-    waiting: 0,
-    failed: 0,
-    yielded: 0,
-    healed: 0,
-    scheduled: 0,
-    listening: false,
-  };
-  const waker = new Waker(deps, pollMs, signal);
+  const report: WorkReport = { ...emptyWorkReport(), listening: false };
+  const waker = new Waker(deps, pollMs, signal, report);
   await waker.listen();
   report.listening = waker.listening;
+  const timer = setInterval(() => void waker.housekeeping(), housekeepingMs);
   try {
     await runLoops(concurrency, async () => {
       // A run the last completion claimed for this loop, and the deadline its lease was taken for.
@@ -130,7 +132,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
             // The completion's claim found nothing due: the loop goes idle as after an empty claim.
             if (chain.claimed !== null) continue;
           }
-          report.scheduled += await waker.housekeeping();
+          await waker.housekeeping();
           await waker.idle(seen);
         } catch (error) {
           deps.log(`worker: ${(error as Error)?.message ?? error}; trying again in ${pollMs} ms`);
@@ -139,9 +141,14 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
       }
     });
   } finally {
+    clearInterval(timer);
     await waker.close();
   }
   return report;
+}
+
+function emptyWorkReport(): Omit<WorkReport, "listening"> {
+  return { claimed: 0, completed: 0, waiting: 0, failed: 0, yielded: 0, healed: 0, scheduled: 0 };
 }
 
 /**
@@ -158,11 +165,14 @@ class Waker {
   private timing = false;
   private changed: (() => void) | null = null;
   private lastHousekeeping = 0;
+  /** The housekeeping in flight: one at a time, whether the timer or an idle loop asked. */
+  private housekeepingRun: Promise<void> | null = null;
 
   constructor(
     private readonly deps: WorkerDeps,
     private readonly pollMs: number,
     private readonly signal: AbortSignal,
+    private readonly report: WorkReport,
   ) {
     signal.addEventListener("abort", () => this.wakeAll(), { once: true });
   }
@@ -191,11 +201,27 @@ class Waker {
     }
   }
 
-  /** The tick's housekeeping, at most once a second across the loops; the runs it started. */
-  async housekeeping(): Promise<number> {
-    if (Date.now() - this.lastHousekeeping < 1000) return 0;
+  /**
+   * The tick's housekeeping, one at a time and at most once a second, whoever asks (the timer or
+   * a loop going idle); the slots it started count in the report. A failure is logged: the next
+   * time tries again.
+   */
+  housekeeping(): Promise<void> {
+    if (this.housekeepingRun || this.signal.aborted || Date.now() - this.lastHousekeeping < 1000) {
+      return this.housekeepingRun ?? Promise.resolve();
+    }
     this.lastHousekeeping = Date.now();
-    return this.deps.housekeeping();
+    const run = this.deps
+      .housekeeping()
+      .then((started) => {
+        this.report.scheduled += started;
+      })
+      .catch((error) => this.deps.log(`worker: housekeeping failed (${(error as Error)?.message ?? error})`))
+      .finally(() => {
+        this.housekeepingRun = null;
+      });
+    this.housekeepingRun = run;
+    return run;
   }
 
   /** Sleeps until woken, unless a wake-up came since generation `seen`. */
@@ -268,7 +294,9 @@ class Waker {
     if (this.generation === seen) this.wakeOne();
   }
 
+  /** Stops listening, once the housekeeping in flight is done (the database may close next). */
   async close(): Promise<void> {
+    await this.housekeepingRun;
     const stop = this.stopListening;
     this.stopListening = null;
     await stop?.();
