@@ -25,7 +25,7 @@ type Holder = typeof globalThis & { [DB_KEY]?: Promise<AnyKysely> };
  */
 export function createAppDurable(options: AppDurableOptions): () => Promise<Durable> {
   const { setup, url, ...durableOptions } = options;
-  // Tunable per deployment without a code change (README, "Scaling out").
+  // Tunable per deployment without a code change (docs/guide/scaling-out.md, "Scaling out").
   durableOptions.tickConcurrency ??= envNumber("DURABLE_TICK_CONCURRENCY");
   let instance: Promise<Durable> | undefined;
   return () => {

@@ -1,5 +1,5 @@
 // One claim and one pass over the claimed run: what a tick's loops, a worker's loops and
-// `advance(id)` all do (docs/layout.md, "The path of a tick").
+// `advance(id)` all do (docs/layout.md, "The path of a tick, file by file").
 import type { ClaimedRun, ClaimRequest } from "../store";
 import { claimDueRun } from "../store";
 import { type AdvanceOutcome, advanceClaimedRun, type ClaimChain } from "./advance";

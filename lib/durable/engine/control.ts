@@ -1,5 +1,5 @@
 // The commands that change a run from outside: cancel and retry, and `compact()` for retention
-// run from a script (docs/model.md; README, "Retention").
+// run from a script (docs/model.md; docs/guide/retention.md, "Retention").
 import { InvalidInputError, RunNotFoundError, RunStateConflictError } from "../errors";
 import { isStorableName } from "../names";
 import type { RunStatus } from "../schemas";

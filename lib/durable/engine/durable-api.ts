@@ -28,7 +28,7 @@ export interface DurableOptions {
   /** The app's database (`connect()`); the toolkit keeps its `durable_*` tables there. */
   db: AnyKysely;
   workflows: readonly AnyWorkflow[];
-  /** Secrets; each defaults to its environment variable (README, "Deploying to Vercel"). */
+  /** Secrets; each defaults to its environment variable (docs/guide/deploying-to-vercel.md, "Deploying to Vercel"). */
   secrets?: { durable?: string; cron?: string; signal?: string };
   defaults?: DurableDefaults;
   /**
@@ -48,11 +48,11 @@ export interface DurableOptions {
   mockStep?: StepMockLookup;
   /**
    * How many claimed runs one `tick()` advances at once (1–64, default 1): steps that wait on I/O
-   * overlap. Each holds a database connection only while it writes (README, "Scaling out").
+   * overlap. Each holds a database connection only while it writes (docs/guide/scaling-out.md, "Scaling out").
    */
   tickConcurrency?: number;
   /**
-   * Deletes what finished long ago, a bounded slice per tick (README, "Retention"): step rows,
+   * Deletes what finished long ago, a bounded slice per tick (docs/guide/retention.md, "Retention"): step rows,
    * signals and stream chunks of terminal runs (`steps`), terminal run rows (`runs`), events
    * (`events`). Never anything of a run that is not terminal. Default: keep everything.
    */
@@ -60,7 +60,7 @@ export interface DurableOptions {
   /**
    * What happens to a due run of a registered name whose version this instance does not have:
    * `"wait"` (default) leaves it due for a deployment that has it; `"fail"` fails it, with an
-   * error naming the version, at the next tick (README, "Versions").
+   * error naming the version, at the next tick (docs/guide/versions.md, "Versions").
    */
   unknownVersion?: "wait" | "fail";
   /** Where engine warnings go (console.warn). */

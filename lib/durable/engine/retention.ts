@@ -1,6 +1,7 @@
-// Retention (README, "Retention"; DESIGN §9): what finished long ago is deleted, a bounded slice at
-// the end of every tick, or as much as asked from a script (`durable.compact`). The statements live
-// in store/compact.ts; this file validates the options and decides how much each call does.
+// Retention (docs/guide/retention.md, "Retention"): what finished long ago is deleted, a bounded
+// slice at the end of every tick, or as much as asked from a script (`durable.compact`). The
+// statements live in store/compact.ts; this file validates the options and decides how much each
+// call does.
 import { type Duration, toMs } from "../duration";
 import { InvalidInputError } from "../errors";
 import { checkRange } from "./check-range";

@@ -33,7 +33,7 @@ export function toRunSummary(run: RunRecord, registered: boolean): RunSummary {
   };
 }
 
-/** A run with its steps as `status()` and the status route answer it (README, "HTTP routes"). */
+/** A run with its steps as `status()` and the status route answer it (docs/guide/http-routes.md, "HTTP routes"). */
 export function toRunStatus(run: RunRecord, steps: StepRecord[], registered: boolean): RunStatus {
   return {
     ...toRunSummary(run, registered),

@@ -1,4 +1,4 @@
-// Workflow option `schedule` (README, "Schedules"): a tick starts the run of each due slot of a
+// Workflow option `schedule` (docs/guide/schedules.md, "Schedules"): a tick starts the run of each due slot of a
 // workflow's cron expression, with id `<name>@<slot ISO time>`. Slots are computed here, with
 // croner, on the database clock that the tick reads with the schedule rows (one statement).
 //

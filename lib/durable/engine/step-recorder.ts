@@ -44,7 +44,7 @@ export interface StepRecorder {
    * Runs one executed attempt of a step (not one answered from its receipt) inside its
    * `durable.step` span; `end` names the outcome `fn` came to (null: the execution's stop cut it
    * short, and the stop names it). A refused write or an outcome conflict under it becomes an
-   * event of that span (engine/tracing.ts, README "Tracing").
+   * event of that span (engine/tracing.ts, docs/guide/tracing.md, "Tracing").
    */
   traced<T>(step: StepSpanInfo, fn: () => Promise<T>, end: (value: T) => StepSpanEnd | null): Promise<T>;
   /** Notes a write of step `stepId` the fence refused (a receipt, a heartbeat) on the active span. */

@@ -1,6 +1,6 @@
-// `tick()`: what one cron call does (docs/layout.md, "The path of a tick"): start due schedule
-// slots, fail runs of unknown versions when asked to, run up to `concurrency` claim loops until
-// nothing is due or the budget cannot fit another step, then a bounded retention slice.
+// `tick()`: what one cron call does (docs/layout.md, "The path of a tick, file by file"): start
+// due schedule slots, fail runs of unknown versions when asked to, run up to `concurrency` claim
+// loops until nothing is due or the budget cannot fit another step, then a bounded retention slice.
 import type { TickReport } from "../schemas";
 import { type ClaimedRun, failUnknownVersions } from "../store";
 import type { ClaimChain } from "./advance";
@@ -38,7 +38,7 @@ async function tickUntraced(
     report.failed += (await failUnknownVersions(instance.db, instance.registry.versions, 100)).length;
   }
   await runClaimLoops(instance, report, deadline, budget, concurrency);
-  // What is left of the budget goes to retention, in a bounded slice (README, "Retention").
+  // What is left of the budget goes to retention, in a bounded slice (docs/guide/retention.md, "Retention").
   try {
     const compacted = await instance.compactor.slice();
     if (compacted) report.compacted = compacted.runsCompacted + compacted.runsDeleted + compacted.eventsDeleted;

@@ -3,7 +3,7 @@ import type { ClaimedRun } from "../store";
 import type { StepKind } from "../types";
 import type { Execution, Stop } from "./execution";
 
-// OpenTelemetry spans and events of the engine (README, "Tracing"), through `@opentelemetry/api`
+// OpenTelemetry spans and events of the engine (docs/guide/tracing.md, "Tracing"), through `@opentelemetry/api`
 // only: with no SDK registered its tracer is a no-op, and every span here is non-recording, so
 // nothing beyond a few small objects is built. Spans nest through the active context: an SDK with
 // a context manager (`@vercel/otel`, NodeSDK) makes one trace of an invocation, its runs and their
