@@ -90,6 +90,22 @@ const napper = defineWorkflow({
   },
 });
 
+// A steady backlog: while `backlog.on`, every run starts the next one, so a worker with one loop
+// always has a due run and never goes idle.
+const backlog = { on: false, completed: 0, instance: undefined as Durable | undefined };
+const busy = defineWorkflow({
+  name: "busy",
+  input: z.object({}),
+  async run(ctx) {
+    await ctx.step.run("next", async () => {
+      if (backlog.on) await backlog.instance!.start(busy, {});
+    });
+    backlog.completed++;
+  },
+});
+const legacyV1 = defineWorkflow({ name: "legacy", version: 1, input: z.object({}), run: async () => "v1" });
+const legacyV2 = defineWorkflow({ name: "legacy", version: 2, input: z.object({}), run: async () => "v2" });
+
 export function runScaleContract(label: string, openDb: () => Promise<Kysely<any>>) {
   describe(`scaling out (${label})`, () => {
     let db: Kysely<any>;
@@ -252,6 +268,29 @@ export function runScaleContract(label: string, openDb: () => Promise<Kysely<any
 
     it("worker mode: refuses a concurrency outside 1–1000", async () => {
       await expect(durable.work({ concurrency: 0 })).rejects.toThrow(/concurrency is a whole number/);
+      await expect(durable.work({ housekeepingMs: 50 })).rejects.toThrow(/housekeepingMs is a number of ms/);
+    });
+
+    it("worker mode: does its housekeeping on a timer while a steady backlog keeps it busy", async () => {
+      // A run of a version this deployment does not have: housekeeping fails it (unknownVersion "fail").
+      await createDurable({ db, workflows: [legacyV1] }).start(legacyV1, {}, { id: "legacy-1" });
+      const worker = createDurable({ db, workflows: [busy, legacyV2], unknownVersion: "fail" });
+      Object.assign(backlog, { on: true, completed: 0, instance: worker });
+      for (let n = 0; n < 3; n++) await worker.start(busy, {});
+      const stop = new AbortController();
+      const working = worker.work({ concurrency: 1, signal: stop.signal, housekeepingMs: 200 });
+      try {
+        // Before, housekeeping ran only when a loop went idle: never, while the backlog lasted.
+        await until(async () => (await worker.status("legacy-1"))?.status === "failed", 15_000);
+        expect((await worker.status("legacy-1"))!.error).toMatchObject({ code: "unknown_version" });
+        // Busy all along: the backlog is still there, and it was being drained.
+        expect(await worker.countDue()).toBeGreaterThan(0);
+        expect(backlog.completed).toBeGreaterThan(0);
+      } finally {
+        backlog.on = false;
+        stop.abort();
+        await working;
+      }
     });
   });
 }

@@ -91,9 +91,10 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
   }
   const signal = options.signal ?? new AbortController().signal;
   const report: WorkReport = { ...emptyWorkReport(), listening: false };
-  const waker = new Waker(deps, pollMs, signal, report);
+  const waker = new Waker(deps, pollMs, signal, report, housekeepingMs);
   await waker.listen();
   report.listening = waker.listening;
+  // Housekeeping comes due on this timer, and between runs (see Waker.betweenRuns).
   const timer = setInterval(() => void waker.housekeeping(), housekeepingMs);
   try {
     await runLoops(concurrency, async () => {
@@ -130,7 +131,10 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
             waker.retime();
             if (chain.claimed) carried = { claim: chain.claimed, deadline: nextDeadline };
             // The completion's claim found nothing due: the loop goes idle as after an empty claim.
-            if (chain.claimed !== null) continue;
+            if (chain.claimed !== null) {
+              await waker.betweenRuns();
+              continue;
+            }
           }
           await waker.housekeeping();
           await waker.idle(seen);
@@ -173,6 +177,7 @@ class Waker {
     private readonly pollMs: number,
     private readonly signal: AbortSignal,
     private readonly report: WorkReport,
+    private readonly housekeepingMs: number,
   ) {
     signal.addEventListener("abort", () => this.wakeAll(), { once: true });
   }
@@ -222,6 +227,17 @@ class Waker {
       });
     this.housekeepingRun = run;
     return run;
+  }
+
+  /**
+   * Between two runs of a busy loop: does the housekeeping when it is due and nobody is doing it,
+   * then yields to the event loop. On PGlite a query resolves without a turn of the event loop, so
+   * a loop that always has a run would otherwise starve every timer of the process (the
+   * housekeeping timer among them) for as long as the backlog lasts.
+   */
+  async betweenRuns(): Promise<void> {
+    if (!this.housekeepingRun && Date.now() - this.lastHousekeeping >= this.housekeepingMs) await this.housekeeping();
+    await new Promise((resolve) => setImmediate(resolve));
   }
 
   /** Sleeps until woken, unless a wake-up came since generation `seen`. */
