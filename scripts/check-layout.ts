@@ -20,6 +20,7 @@ const TOP_LEVEL = new Set([
   "json.ts",
   "names.ts",
   "schemas.ts",
+  "text.ts",
 ]);
 
 const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" })

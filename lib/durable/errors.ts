@@ -1,3 +1,4 @@
+import { storableText } from "./text";
 import type { Duration } from "./types";
 
 /**
@@ -263,29 +264,45 @@ export class RunStateConflictError extends DurableError {
   }
 }
 
+/** The longest error message stored, in UTF-16 code units; the rest is cut (with "…"). */
+export const MAX_ERROR_MESSAGE_LENGTH = 16_384;
+
 /**
  * A step's or run's error as stored in the database. A taxonomy error keeps its code; any other
  * error (also from another realm) gets code `"error"`; a thrown non-error becomes `String(value)`.
- * NUL characters, which Postgres text and jsonb refuse, are replaced with U+FFFD.
+ * Whatever was thrown, the result is storable: NUL characters and lone surrogates, which Postgres
+ * jsonb refuses, become U+FFFD (text.ts), a message is cut at MAX_ERROR_MESSAGE_LENGTH, and a
+ * value whose `message`, `name` or `toString` throws is described instead of read.
  */
 export function serializeError(e: unknown): { code: string; message: string; name: string } {
-  const clean = (s: string) => s.replaceAll("\u0000", "\uFFFD");
-  if (DurableError.is(e)) return { code: e.code, message: clean(e.message), name: e.name };
-  if (typeof e === "object" && e !== null && typeof (e as Error).message === "string") {
-    const name = (e as Error).name;
-    return {
-      code: "error",
-      message: clean((e as Error).message),
-      name: typeof name === "string" ? clean(name) : "Error",
-    };
-  }
-  let message: string;
+  const clean = (text: string) => storableText(text, MAX_ERROR_MESSAGE_LENGTH);
   try {
-    message = String(e);
+    if (DurableError.is(e)) return { code: e.code, message: clean(e.message), name: e.name };
+    if (typeof e === "object" && e !== null && typeof (e as Error).message === "string") {
+      const name = (e as Error).name;
+      return {
+        code: "error",
+        message: clean((e as Error).message),
+        name: typeof name === "string" ? storableText(name, 255) : "Error",
+      };
+    }
   } catch {
-    message = Object.prototype.toString.call(e);
+    // A getter that throws: fall through to what String() makes of it.
   }
-  return { code: "error", message: clean(message), name: "NonError" };
+  return { code: "error", message: clean(describe(e)), name: "NonError" };
+}
+
+/** `String(value)`, or the best description there is when that throws (a Proxy, a bad toString). */
+function describe(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    try {
+      return Object.prototype.toString.call(value);
+    } catch {
+      return "[a thrown value that cannot be described]";
+    }
+  }
 }
 
 /**

@@ -187,7 +187,7 @@ export function runRetentionContract(label: string, open: () => Promise<Kysely<a
       });
     });
 
-    it("keeps a compacted run's delivery ids, without their payloads: a repeated delivery is still a repeat", async () => {
+    it("keeps a compacted run's delivery ids (not payloads): a repeated delivery is still a repeat", async () => {
       await plain.start(chatty, { n: 1 }, { id: "hooked" });
       await plain.tick({ budgetMs: 10_000 });
       const delivery = { runId: "hooked", name: "go", payload: { ok: true }, id: "evt-1" };

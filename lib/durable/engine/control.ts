@@ -2,6 +2,7 @@
 // run from a script (docs/model.md; docs/guide/retention.md, "Retention").
 import { InvalidInputError, RunNotFoundError, RunStateConflictError } from "../errors";
 import { isStorableName } from "../names";
+import { hasUnstorableText } from "../text";
 import type { RunStatus } from "../schemas";
 import { cancelRun, findSingletonHolder, readRun, retryRun } from "../store";
 import { assertOpen, type DurableInstance } from "./instance";
@@ -12,8 +13,10 @@ import { readStatus } from "./reads";
 export async function cancelById(instance: DurableInstance, id: string, reason?: string): Promise<RunStatus> {
   assertOpen(instance);
   if (!isStorableName(id)) throw new RunNotFoundError(String(id));
-  if (reason !== undefined && (typeof reason !== "string" || reason.includes("\u0000") || reason.length > 1000)) {
-    throw new InvalidInputError("a cancel reason is a string of at most 1000 characters, without NUL");
+  if (reason !== undefined && (typeof reason !== "string" || hasUnstorableText(reason) || reason.length > 1000)) {
+    throw new InvalidInputError(
+      "a cancel reason is a string of at most 1000 characters, without NUL or a lone surrogate",
+    );
   }
   const outcome = await cancelRun(instance.db, id, reason ?? null);
   if (outcome === "not_found") throw new RunNotFoundError(id);

@@ -80,7 +80,8 @@ function keyOf(workflow: AnyWorkflow, option: "concurrency" | "singleton", input
   const key = keyFn(input);
   if (typeof key !== "string" || !isStorableName(key)) {
     throw new InvalidInputError(
-      `workflow "${workflow.name}": ${option}.key must return a string of 1 to 255 characters without NUL`,
+      `workflow "${workflow.name}": ${option}.key must return a string of 1 to 255 characters, ` +
+        "without NUL or a lone surrogate",
     );
   }
   return key;
