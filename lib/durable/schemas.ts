@@ -18,7 +18,7 @@ export const stepStatusSchema = z.object({
   completedAt: z.string().nullable(),
   externalKey: z.string().optional(),
   error: errorShape.nullable(),
-  /** An AI step's token usage and the model that answered, once it completed (README, "AI steps"). */
+  /** An AI step's token usage and the model that answered, once it completed (docs/guide/ai-steps.md, "AI steps"). */
   usage: z
     .object({
       inputTokens: z.number().optional(),

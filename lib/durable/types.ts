@@ -56,7 +56,7 @@ export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals 
   name: string;
   /**
    * Stored on the run at start. An instance may register several versions of one name: `start`
-   * uses the newest, and each run replays on the version it started with (README, "Versions").
+   * uses the newest, and each run replays on the version it started with (docs/guide/versions.md, "Versions").
    */
   version?: string | number;
   /** Validates the input at `start` (HTTP 422); the body gets the parsed value. */
@@ -68,7 +68,7 @@ export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals 
   /**
    * At most `limit` runs with one key executing (claimed) at once; the others stay due, oldest
    * first. The key is computed from the parsed input at start and stored on the run
-   * (README, "Concurrency keys and singletons").
+   * (docs/guide/scaling-out.md, "Concurrency keys and singletons").
    */
   concurrency?: { key: (input: z.output<TInput>) => string; limit: number };
   /**
@@ -78,7 +78,7 @@ export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals 
   singleton?: { key: (input: z.output<TInput>) => string };
   /**
    * The tick starts a run of each due slot of a cron expression, with id `<name>@<slot ISO time>`
-   * and `input` (README, "Schedules"). `timezone` is an IANA name ("UTC" by default).
+   * and `input` (docs/guide/schedules.md, "Schedules"). `timezone` is an IANA name ("UTC" by default).
    */
   schedule?: { cron: string; timezone?: string; input?: z.input<TInput> };
   run(ctx: WorkflowContext<z.output<TInput>, TSignals>, input: z.output<TInput>): Promise<TOutput>;

@@ -1,4 +1,4 @@
-// Retention against 1,000,000 finished runs (README, "Retention"): what a tick costs with
+// Retention against 1,000,000 finished runs (docs/guide/retention.md, "Retention"): what a tick costs with
 // retention on and nothing due, compacting, or deleting runs, against the same tick with retention
 // off; and the claim's latency while retention works, against retention off and an empty table.
 // The finished runs are made as scripts/bench/claim-latency.ts makes them (generate_series), each

@@ -1,4 +1,4 @@
-// Scale-out (issue 13, DESIGN §9 "Fan-out"): a backlog of due runs, each one step that calls a
+// Scale-out (docs/guide/scaling-out.md, "Fan-out"): a backlog of due runs, each one step that calls a
 // mock provider answering after 200 ms, drained through the tick route of `next start` of a user's
 // app (a minimal app + add-to-app, built once) the way Vercel Cron drives it, one caller calling
 // again as soon as a call returns: serially, with tickConcurrency 8, with fan-out, and by a worker

@@ -1,4 +1,4 @@
-// The cost of tracing per step (README, "Tracing"): the same drain of 3-step runs with no
+// The cost of tracing per step (docs/guide/tracing.md, "Tracing"): the same drain of 3-step runs with no
 // OpenTelemetry SDK registered (the API's no-op tracer) and with one registered (a
 // BasicTracerProvider, a BatchSpanProcessor into an exporter that only counts, and the
 // AsyncLocalStorage context manager that @vercel/otel and NodeSDK register), in turns, in this one

@@ -1,4 +1,4 @@
-// Retention (README, "Retention"; DESIGN §9), one suite run on every database: compaction deletes
+// Retention (docs/guide/retention.md, "Retention"), one suite run on every database: compaction deletes
 // exactly what is due (step rows, signals and stream chunks of terminal runs older than `steps`,
 // run rows older than `runs` with their events, events older than `events`), never anything of a
 // run that is not terminal, a bounded slice per tick; start dedup holds while the run row lives.

@@ -1,4 +1,4 @@
-// Scaling out (README, "Scaling out"): concurrent ticks, concurrency keys, singletons, worker mode,
+// Scaling out (docs/guide/scaling-out.md, "Scaling out"): concurrent ticks, concurrency keys, singletons, worker mode,
 // one suite run on every database. Racing instances on several connections live in
 // tests/postgres/scale-racing.test.ts.
 import { type Kysely, sql } from "kysely";

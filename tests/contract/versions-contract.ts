@@ -1,4 +1,4 @@
-// Workflow versions (README, "Versions"), one suite run on every database: a run replays on the
+// Workflow versions (docs/guide/versions.md, "Versions"), one suite run on every database: a run replays on the
 // version it started with across a deploy that adds a newer one; a version no instance has waits,
 // or fails when the instance says so.
 import { type Kysely, sql } from "kysely";

@@ -1,4 +1,4 @@
-// OpenTelemetry spans of the engine (README, "Tracing"), on PGlite: an in-memory exporter behind a
+// OpenTelemetry spans of the engine (docs/guide/tracing.md, "Tracing"), on PGlite: an in-memory exporter behind a
 // BasicTracerProvider, with the AsyncLocalStorage context manager an SDK such as @vercel/otel
 // registers, so that active spans propagate.
 import { readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// OpenTelemetry spans on the real server (README, "Tracing"): runs advanced at once by one tick's
+// OpenTelemetry spans on the real server (docs/guide/tracing.md, "Tracing"): runs advanced at once by one tick's
 // loops, and invocations racing in one process, each stay in their own span tree and trace.
 import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";

@@ -159,7 +159,7 @@ async function createPool(
     client.on("error", (e) => console.warn(`[durable] database connection error: ${e.message}`));
   });
   // On Vercel's Fluid compute, idle clients are closed before the instance suspends, so a
-  // suspended instance holds no connection (docs/deploying.md, "Connections"); elsewhere a no-op.
+  // suspended instance holds no connection (docs/guide/deploying-to-vercel.md, "Connections"); elsewhere a no-op.
   attachDatabasePool(pool as never);
   return { pool, newClient };
 }
