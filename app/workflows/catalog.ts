@@ -5,7 +5,7 @@
 export interface DemoInfo {
   /** The workflow's name (the card shows it under the title). */
   workflow: string;
-  /** The demo's one name: the card, the run page and the README's list of demos use it. */
+  /** The demo's one name: the card, the run page and the guide's list (docs/guide/dashboard.md, "The demos") use it. */
   title: string;
   /** The Start button's label. */
   cta: string;

@@ -2,7 +2,7 @@
 // POST /api/durable/runs and a run woken by a signed webhook both complete, because the routes
 // advance their run after answering. Once on PGlite (the default when DATABASE_URL is unset) and
 // once on the real PostgreSQL server through Neon's driver, via a local WebSocket proxy.
-// Prints the latencies the README quotes: start → completed (3 steps) and signal → completed.
+// Prints the latencies of start → completed (3 steps) and signal → completed.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
