@@ -184,7 +184,8 @@ function featuresOf(dir: string): Features {
   return {
     tickConcurrency: text.includes("DURABLE_TICK_CONCURRENCY"),
     fanOut: text.includes("DURABLE_MAX_FAN_OUT"),
-    worker: /^\s+(async\s+)?work\s*[(<]/m.test(instance),
+    // A method (`work(options) {`) in older releases, a property (`work: (options) =>`) since.
+    worker: /^\s+(async\s+)?work\s*[(<:]/m.test(instance),
   };
 }
 

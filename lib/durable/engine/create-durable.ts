@@ -72,10 +72,7 @@ export function createDurable(options: DurableOptions): Durable {
     countDue: (countOptions) => countDue(instance, countOptions),
     schedules: () => listSchedules(instance),
     tick: (tickOptions) => tickOnce(instance, tickOptions),
-    // A method, not an arrow: scripts/bench/scale-out.ts finds worker mode by this shape.
-    work(workOptions) {
-      return workUntilStopped(instance, workOptions);
-    },
+    work: (workOptions) => workUntilStopped(instance, workOptions),
     advance: (id, advanceOptions) => advanceById(instance, id, advanceOptions),
     signal: ((signal: SignalInput) => sendSignal(instance, signal)) as Durable["signal"],
     cancel: (id, reason) => cancelById(instance, id, reason),
