@@ -230,13 +230,13 @@ export function runScaleContract(label: string, openDb: () => Promise<Kysely<any
 
     it("worker mode: drains what is due, wakes when a run is started, gives runs back when stopped", async () => {
       const stop = new AbortController();
-      const working = durable.work({ concurrency: 4, signal: stop.signal, pollMs: 5_000 });
+      const working = durable.work({ concurrency: 4, signal: stop.signal, pollMs: 60_000 });
       await durable.start(threeSteps, {}, { id: "w-1" });
-      // Woken by the notification, not the 5 s poll.
-      await until(async () => (await durable.status("w-1"))?.status === "completed", 3_000);
+      // Woken by the notification, not the 60 s poll (the wait is generous for a loaded machine).
+      await until(async () => (await durable.status("w-1"))?.status === "completed", 20_000);
       // A run stopped mid-way: its steps so far are kept, the rest wait for the next worker.
       await durable.start(threeSteps, { stepMs: 300 }, { id: "w-2" });
-      await until(async () => executions.get("w-2/a") === 1, 5_000);
+      await until(async () => executions.get("w-2/a") === 1, 20_000);
       stop.abort();
       const report = await working;
       expect(report).toMatchObject({ listening: true, completed: 1, yielded: 1 });
@@ -250,7 +250,7 @@ export function runScaleContract(label: string, openDb: () => Promise<Kysely<any
       // The next worker finishes it without running a step twice.
       const again = new AbortController();
       const next = durable.work({ concurrency: 2, signal: again.signal });
-      await until(async () => (await durable.status("w-2"))?.status === "completed", 5_000);
+      await until(async () => (await durable.status("w-2"))?.status === "completed", 20_000);
       again.abort();
       expect((await next).completed).toBe(1);
       expect(["a", "b", "c"].map((id) => executions.get(`w-2/${id}`))).toEqual([1, 1, 1]);
@@ -261,7 +261,7 @@ export function runScaleContract(label: string, openDb: () => Promise<Kysely<any
       const stop = new AbortController();
       const working = parking.work({ concurrency: 4, signal: stop.signal, pollMs: 60_000 });
       await parking.start(napper, {}, { id: "nap-1" });
-      await until(async () => (await parking.status("nap-1"))?.status === "completed", 5_000);
+      await until(async () => (await parking.status("nap-1"))?.status === "completed", 20_000);
       stop.abort();
       expect(await working).toMatchObject({ claimed: 2, waiting: 1, completed: 1 });
     });

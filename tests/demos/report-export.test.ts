@@ -70,11 +70,15 @@ describe("report-export", () => {
     expect(first).toMatchObject({ status: "waiting", waitingFor: { kind: "poll", name: "export-finished" } });
     expect(await polls("export-slow")).toEqual({ polls: 1, status: "waiting" });
 
-    // The next poll is due 2 s later (every: "2s").
-    await durable.advanceClock("1s");
-    await durable.drive("export-slow");
-    expect(await polls("export-slow")).toEqual({ polls: 1, status: "waiting" });
-    await durable.advanceClock("1s");
+    // The next poll is due 2 s after the last one began (every: "2s"): in the row, a little under
+    // 2 s after the poll was written. (The database clock also moves in real time, so a drive at
+    // +1 s would poll early on a machine that took a second in between.)
+    const { rows } = await sql<{ ms: number }>`
+      select (extract(epoch from wake_at - updated_at) * 1000)::int as ms from durable_steps
+       where run_id = 'export-slow' and step_id = 'export-finished'`.execute(durable.db);
+    expect(rows[0]!.ms).toBeGreaterThan(1000);
+    expect(rows[0]!.ms).toBeLessThanOrEqual(2000);
+    await durable.advanceClock("2s");
     expect(await durable.drive("export-slow")).toMatchObject({ status: "waiting" });
     expect(await polls("export-slow")).toEqual({ polls: 2, status: "waiting" });
 
