@@ -7,16 +7,17 @@
 // they enter (names.ts); free text the toolkit writes on its own account (error names and
 // messages) is made storable here (docs/decisions.md, "One name check").
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// The same, for replace(): a global regex keeps state between test() calls, so it gets its own.
+const EVERY_LONE_SURROGATE = new RegExp(LONE_SURROGATE.source, "g");
 
 /** Whether `value` holds a NUL or a lone surrogate: text Postgres cannot store as given. */
 export function hasUnstorableText(value: string): boolean {
-  LONE_SURROGATE.lastIndex = 0;
   return value.includes("\u0000") || LONE_SURROGATE.test(value);
 }
 
 /** `value` with each NUL and each lone surrogate replaced by U+FFFD, cut to `maxLength` characters. */
 export function storableText(value: string, maxLength = Number.POSITIVE_INFINITY): string {
   const cut = value.length > maxLength ? `${value.slice(0, maxLength)}…` : value;
-  return cut.replaceAll("\u0000", "\uFFFD").replace(LONE_SURROGATE, "\uFFFD");
+  return cut.replaceAll("\u0000", "\uFFFD").replace(EVERY_LONE_SURROGATE, "\uFFFD");
 }
