@@ -91,7 +91,7 @@ export function planFiles(root: string, { base }: Layout): PlannedFile[] {
     group: "instance",
   });
 
-  // Our route files are thin (runtime, maxDuration, the handlers of app/durable.ts): the same files
+  // Our route files are thin (maxDuration, the handlers of app/durable.ts): the same files
   // serve the other app once their imports point at its instance.
   for (const rel of filesUnder(root, "app/api/durable").filter((f) => f.endsWith("/route.ts"))) {
     const dest = base + rel;

@@ -21,7 +21,6 @@ import type { DurableRoutes, DurableRoutesOptions } from "./types";
  * // app/durable.ts
  * export const routes = createDurableRoutes(getDurable, { maxDuration: 60 });
  * // app/api/durable/tick/route.ts
- * export const runtime = "nodejs";
  * export const maxDuration = 60;
  * export const { GET, POST, PUT, PATCH, DELETE } = routes.tick;
  */

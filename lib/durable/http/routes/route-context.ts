@@ -73,8 +73,13 @@ export class HttpRefusal extends Error {
 export function allowOnly<H extends Handler | RunHandler>(handlers: Partial<Methods<H>>): Methods<H> {
   const allowed = Object.keys(handlers);
   const message = `this route answers ${allowed.join(" and ")} only`;
-  const notAllowed = (async () =>
-    json(405, { error: { code: "method_not_allowed", message } }, { allow: allowed.join(", ") })) as unknown as H;
+  // Every handler reads the request's headers before it answers, this one too: reading them is what
+  // tells Next.js the answer belongs to the request, so no durable route is prerendered at build or
+  // cached (docs/guide/http-routes.md, "Route files under today's Next.js defaults").
+  const notAllowed = (async (request: Request) => {
+    void request.headers.get("authorization");
+    return json(405, { error: { code: "method_not_allowed", message } }, { allow: allowed.join(", ") });
+  }) as unknown as H;
   return { GET: notAllowed, POST: notAllowed, PUT: notAllowed, PATCH: notAllowed, DELETE: notAllowed, ...handlers };
 }
 

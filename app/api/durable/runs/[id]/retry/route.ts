@@ -1,5 +1,4 @@
 import { routes } from "@/app/durable";
 
-export const runtime = "nodejs";
 export const maxDuration = 60;
 export const { GET, POST, PUT, PATCH, DELETE } = routes.retry;
