@@ -103,6 +103,8 @@ describe("a fresh app under next dev", () => {
     const { http: code, body } = await client.status("nap-1", started.statusToken);
     expect(code).toBe(200);
     expect(body.status).toBe("completed");
+    const ms = Date.parse(body.updatedAt) - Date.parse(body.createdAt);
+    console.log(`[measure] stored start→done ${ms} ms; wall start→callback ${callbacks[0]!.at - startedAt} ms`);
     expect(body.steps.map((s) => [s.id, s.status])).toEqual([
       ["before", "completed"],
       ["ten-seconds", "completed"],

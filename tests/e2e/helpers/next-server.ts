@@ -118,15 +118,18 @@ async function withBuildLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
 }
 
 /** Runs `next build` in `dir` unless `.next` already holds a build of the current sources. */
-export async function buildApp(dir: string = REPO_ROOT): Promise<{ built: boolean; ms: number }> {
+export async function buildApp(
+  dir: string = REPO_ROOT,
+  { args = [], env = {} }: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<{ built: boolean; ms: number }> {
   const startedAt = Date.now();
   return withBuildLock(dir, async () => {
     const fingerprint = sourceFingerprint(dir);
     if (builtFingerprint(dir) === fingerprint) return { built: false, ms: Date.now() - startedAt };
     rmSync(path.join(dir, ".next", MARKER), { force: true });
-    const child = spawn(process.execPath, [nextBin(dir), "build"], {
+    const child = spawn(process.execPath, [nextBin(dir), "build", ...args], {
       cwd: dir,
-      env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" },
+      env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -162,6 +165,8 @@ export interface StartNextOptions {
   cwd?: string;
   /** How long to wait for the first answer (default 60 s). */
   readyTimeoutMs?: number;
+  /** More arguments for the command, as an app's own script gives them (`--turbopack`). */
+  args?: string[];
 }
 
 async function freePort(): Promise<number> {
@@ -192,7 +197,8 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
 export async function startNext(options: StartNextOptions = {}): Promise<NextServer> {
   const dir = options.dir ?? REPO_ROOT;
   const port = options.port ?? (await freePort());
-  return serve("next start", [nextBin(dir), "start", dir, "--port", String(port), "--hostname", "127.0.0.1"], {
+  const args = [nextBin(dir), "start", dir, "--port", String(port), "--hostname", "127.0.0.1", ...(options.args ?? [])];
+  return serve("next start", args, {
     ...options,
     port,
     env: { NODE_ENV: "production", ...options.env },
@@ -217,7 +223,7 @@ export async function startNextDev(options: StartNextDevOptions = {}): Promise<N
   const dir = options.dir ?? REPO_ROOT;
   const port = options.port ?? (await freePort());
   const host = options.hostname ? ["--hostname", options.hostname] : [];
-  return serve("next dev", [nextBin(dir), "dev", dir, "--port", String(port), ...host], {
+  return serve("next dev", [nextBin(dir), "dev", dir, "--port", String(port), ...host, ...(options.args ?? [])], {
     ...options,
     port,
     env: { NODE_ENV: "development", ...options.env },
