@@ -67,6 +67,18 @@ export const tickReportSchema = z.object({
   /** Runs compacted or deleted and events deleted by this tick's retention slice. */
   compacted: z.number().int(),
   budgetLeftMs: z.number(),
+  /**
+   * When the earliest unfinished run of this deployment's workflows may next be claimed, by the
+   * database clock (ISO 8601): the earliest wake time of a sleep, retry delay or wait deadline, or
+   * the end of a running run's lease; null when none waits on time. Read as the tick ends.
+   */
+  nextWakeAt: z.string().nullable(),
+  /**
+   * Milliseconds from the database clock, as the tick ended, until `nextWakeAt` (0 or less: a run
+   * is due now that this tick did not take, e.g. held by a concurrency limit); null with it. What
+   * the local cron of `next dev` waits for before its next call; a caller's own clock plays no part.
+   */
+  nextWakeInMs: z.number().nullable(),
   /** Why a tick did less than it could, e.g. a budget too small to claim anything. */
   warnings: z.array(z.string()),
 });

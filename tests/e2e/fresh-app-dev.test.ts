@@ -1,7 +1,11 @@
 // A fresh app made by `add-to-app`, under `next dev` on its embedded PGlite, ticks by itself: a run
 // that sleeps 10 seconds completes with nobody reading its status, because the instrumentation.ts
 // add-to-app wrote starts the local cron. The workflow's last step calls back into this test, so
-// the test learns the run finished without asking the app about it.
+// the test learns the run finished without asking the app about it. And it completes on time: the
+// cron calls the tick route at the wake time the last tick reported, not at its next 5 s round.
+// The run starts just after one of those rounds, so a cron that only called every 5 s would find
+// the sleep over at the third round after it, about 5 s late. The times are the run's own (stored
+// by the database clock), so a slow first compile of a route does not count.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -11,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
 import { addToApp, writeMinimalApp } from "./helpers/fresh-app";
 import { startNextDev, type NextServer } from "./helpers/next-server";
+import { until } from "../helpers/until";
 
 const NAP_WORKFLOW = `import { z } from "zod";
 import { defineWorkflow } from "../../lib/durable";
@@ -77,6 +82,15 @@ describe("a fresh app under next dev", () => {
     const base = server!.url;
     const client = new DurableClient(base, secrets.env.DURABLE_SECRET, secrets.signalKey);
     const callback = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/done`;
+    // Compile the runs route first (the start then takes milliseconds), and start just after a round
+    // of the cron: next dev logs every call it serves.
+    const warm = await fetch(`${base}/api/durable/runs?limit=1`, {
+      headers: { authorization: `Bearer ${secrets.env.DURABLE_SECRET}` },
+    });
+    expect(warm.status).toBe(200);
+    const ticks = () => server!.output().split("GET /api/durable/tick 200").length - 1;
+    const seen = ticks();
+    await until(() => ticks() > seen, 60_000);
     const startedAt = Date.now();
     const started = await client.start("nap", { callback }, "nap-1");
     expect(started).toMatchObject({ id: "nap-1", created: true });
@@ -103,8 +117,6 @@ describe("a fresh app under next dev", () => {
     const { http: code, body } = await client.status("nap-1", started.statusToken);
     expect(code).toBe(200);
     expect(body.status).toBe("completed");
-    const ms = Date.parse(body.updatedAt) - Date.parse(body.createdAt);
-    console.log(`[measure] stored start→done ${ms} ms; wall start→callback ${callbacks[0]!.at - startedAt} ms`);
     expect(body.steps.map((s) => [s.id, s.status])).toEqual([
       ["before", "completed"],
       ["ten-seconds", "completed"],
@@ -112,5 +124,17 @@ describe("a fresh app under next dev", () => {
     ]);
     expect(body.steps.find((s) => s.id === "call-back")?.attempt).toBe(1);
     expect((body.output as { slept: number }).slept).toBeGreaterThanOrEqual(10_000);
+
+    // On time: from the run's start to its end within 1.5 s of the sleep's 10 s, by its stored times.
+    const took = Date.parse(body.updatedAt) - Date.parse(body.createdAt);
+    const sleep = body.steps.find((s) => s.id === "ten-seconds")!;
+    const late = Date.parse(sleep.completedAt!) - (Date.parse(sleep.startedAt!) + 10_000);
+    console.log(
+      `[fresh app, next dev] a 10 s sleep: start → done ${took} ms (stored times); the sleep ended ${late} ms ` +
+        `after its wake time; start request → callback ${callbacks[0]!.at - startedAt} ms`,
+    );
+    expect(late).toBeGreaterThanOrEqual(0);
+    expect(took).toBeGreaterThanOrEqual(10_000);
+    expect(took).toBeLessThan(11_500);
   }, 150_000);
 });

@@ -1,8 +1,12 @@
 // The local cron that instrumentation.ts starts under `next dev`: it calls the tick route with the
-// cron bearer, once per process, and does nothing outside development.
+// cron bearer, once per process, and does nothing outside development. It calls again when the
+// tick report says the next run wakes (`nextWakeInMs`), within a floor and its interval: driven
+// here with an injected fetch and fake timers. tests/routes/dev-cron-timing.test.ts runs it against
+// the real tick route.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { nextCallDelay, runDevCron, type TickTiming } from "@/lib/durable/http/dev-cron";
 import { startDevCron } from "@/lib/durable/next";
 import { until } from "../helpers/until";
 
@@ -70,5 +74,70 @@ describe("startDevCron", () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     off();
     expect(calls).toEqual([]);
+  });
+});
+
+describe("the cron's timing", () => {
+  const report = (claimed: number, nextWakeInMs: number | null): TickTiming => ({ claimed, nextWakeInMs });
+
+  it("waits until the next wake, at least the floor and at most the interval", () => {
+    expect(nextCallDelay(report(0, 1200), 5000, 50)).toBe(1205);
+    expect(nextCallDelay(report(0, 10), 5000, 50)).toBe(50);
+    expect(nextCallDelay(report(0, 60_000), 5000, 50)).toBe(5000);
+    // Nothing waits on time, the call failed, or an older route says nothing: the interval.
+    expect(nextCallDelay(report(3, null), 5000, 50)).toBe(5000);
+    expect(nextCallDelay(null, 5000, 50)).toBe(5000);
+    // Due now but not taken: held (the interval), unless the tick claimed runs as it ended (soon).
+    expect(nextCallDelay(report(0, -10), 5000, 50)).toBe(5000);
+    expect(nextCallDelay(report(2, -3), 5000, 50)).toBe(50);
+  });
+
+  describe("runDevCron with a fake fetch and fake timers", () => {
+    let stop = () => {};
+    beforeEach(() => {
+      vi.useFakeTimers();
+    });
+    afterEach(() => {
+      stop();
+      vi.useRealTimers();
+    });
+
+    it("calls when each report says the next run wakes, and after the interval when none does", async () => {
+      const answers: (TickTiming | Error | string)[] = [
+        report(0, 1200), // a run wakes in 1.2 s
+        report(1, null), // it ran; nothing else waits on time
+        report(0, -10), // due, but held: the interval
+        report(2, -3), // one came due as the tick ended: soon
+        report(0, 10), // wakes in 10 ms: the floor
+        report(0, 60_000), // a minute away: the interval
+        new Error("ECONNREFUSED"), // the server is restarting: the interval
+        "<html>not a report</html>", // not a tick report: the interval
+        report(0, 2500),
+      ];
+      const calls: { at: number; bearer: string | null }[] = [];
+      const t0 = Date.now();
+      const fetch = (async (_url: string | URL | Request, init?: RequestInit) => {
+        calls.push({ at: Date.now() - t0, bearer: new Headers(init?.headers).get("authorization") });
+        const answer = answers[calls.length - 1] ?? report(0, null);
+        if (answer instanceof Error) throw answer;
+        return new Response(typeof answer === "string" ? answer : JSON.stringify({ ...answer, warnings: [] }));
+      }) as typeof globalThis.fetch;
+      const messages: string[] = [];
+      stop = runDevCron({ intervalMs: 5000, minDelayMs: 50, secret: "s", log: (m) => messages.push(m), fetch });
+
+      await vi.advanceTimersByTimeAsync(40_000);
+      const gaps = calls.slice(1).map((c, i) => c.at - calls[i]!.at);
+      expect(calls[0]!.at).toBe(5000);
+      expect(gaps.slice(0, 9)).toEqual([1205, 5000, 5000, 50, 50, 5000, 5000, 5000, 2505]);
+      expect(calls.every((c) => c.bearer === "Bearer s")).toBe(true);
+      expect(messages.filter((m) => m.startsWith("calling "))).toHaveLength(1);
+      expect(messages.filter((m) => m.includes("could not be called yet"))).toHaveLength(1);
+
+      // Stopped: no call comes any more.
+      stop();
+      const made = calls.length;
+      await vi.advanceTimersByTimeAsync(20_000);
+      expect(calls).toHaveLength(made);
+    });
   });
 });

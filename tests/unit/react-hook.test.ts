@@ -83,6 +83,49 @@ describe("RunPoller", () => {
     p.stop();
   });
 
+  it("polls just after a run's wake time, not at the next backoff step, then sees it move 250 ms later", async () => {
+    // A sleep that ends 8.5 s in. The route advances a due run after answering a read of it: the
+    // first read after the wake time wakes it, the one after that sees it done.
+    const wakeAt = new Date(t0 + 8500).toISOString();
+    let woken: number | null = null;
+    const calls: number[] = [];
+    const fetch = vi.fn(async () => {
+      const now = Date.now();
+      calls.push(now - t0);
+      const done = woken !== null && now > woken;
+      if (!done && woken === null && now >= Date.parse(wakeAt)) woken = now;
+      const run = done
+        ? runStatus({ status: "completed", waitingFor: null })
+        : runStatus({ wakeAt, waitingFor: { kind: "sleep", name: "nap" } });
+      return new Response(JSON.stringify(run), { headers: { "content-type": "application/json" } });
+    }) as unknown as typeof globalThis.fetch;
+    const { p, states } = poller(fetch);
+    p.start();
+    await vi.advanceTimersByTimeAsync(30_000);
+    // 0, 1, 3 s as the backoff goes; then not at 7 + 4 = 11 s: at the wake time (+100 ms), and 250 ms later.
+    expect(calls).toEqual([0, 1000, 3000, 7000, 8600, 8850]);
+    expect(states.at(-1)!.run!.status).toBe("completed");
+  });
+
+  it("backs off again from 250 ms when a run stays past its wake time (held by a concurrency limit)", async () => {
+    const f = fakeFetch(runStatus({ wakeAt: new Date(t0 + 500).toISOString(), waitingFor: null, status: "pending" }));
+    const { p } = poller(f.fetch);
+    p.start();
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(f.calls[1]!.at - t0).toBe(600);
+    expect(f.gaps().slice(0, 8)).toEqual([600, 250, 500, 1000, 2000, 4000, 5000, 5000]);
+    p.stop();
+  });
+
+  it("keeps its backoff for a wake time further off than the next step", async () => {
+    const f = fakeFetch(runStatus({ wakeAt: new Date(t0 + 10 * 60_000).toISOString() }));
+    const { p } = poller(f.fetch);
+    p.start();
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(f.gaps().slice(0, 6)).toEqual([1000, 2000, 4000, 5000, 5000, 5000]);
+    p.stop();
+  });
+
   it("sends the status token as bearer, never caches, and encodes the run id", async () => {
     const f = fakeFetch(runStatus({ status: "completed", waitingFor: null }));
     const { p } = poller(f.fetch, { endpoint: "/base/runs" });

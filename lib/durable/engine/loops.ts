@@ -30,6 +30,8 @@ export function emptyTickReport(): TickReport {
     fannedOut: 0,
     compacted: 0,
     budgetLeftMs: 0,
+    nextWakeAt: null,
+    nextWakeInMs: null,
     warnings: [],
   };
 }

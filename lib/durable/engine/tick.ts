@@ -2,7 +2,7 @@
 // due schedule slots, fail runs of unknown versions when asked to, run up to `concurrency` claim
 // loops until nothing is due or the budget cannot fit another step, then a bounded retention slice.
 import type { TickReport } from "../schemas";
-import { type ClaimedRun, failUnknownVersions } from "../store";
+import { type ClaimedRun, failUnknownVersions, readNextWake } from "../store";
 import type { ClaimChain } from "./advance";
 import { chainedClaim, claimAndAdvance } from "./claim-and-advance";
 import { checkRange } from "./check-range";
@@ -45,6 +45,7 @@ async function tickUntraced(
   } catch (error) {
     warn(instance, report, `retention failed: ${(error as Error)?.message ?? error}`);
   }
+  await reportNextWake(instance, report);
   report.budgetLeftMs = Math.max(0, Math.round(deadline - instance.now()));
   return report;
 }
@@ -92,6 +93,21 @@ async function runClaimLoops(
       carried = chain.claimed ?? null;
     }
   });
+}
+
+/**
+ * When the next run wakes, read as the tick ends: what a caller that schedules its own calls (the
+ * local cron of `next dev`) waits for (docs/guide/http-routes.md, "The tick report"). A failed read
+ * leaves it null with a warning; the tick's work is done by then.
+ */
+async function reportNextWake(instance: DurableInstance, report: TickReport): Promise<void> {
+  try {
+    const wake = await readNextWake(instance.db, instance.names);
+    report.nextWakeAt = wake ? wake.at.toISOString() : null;
+    report.nextWakeInMs = wake ? Math.round(wake.inMs) : null;
+  } catch (error) {
+    warn(instance, report, `reading the next wake time failed: ${(error as Error)?.message ?? error}`);
+  }
 }
 
 /** A warning the tick goes on after: in the report and in the log. */

@@ -7,11 +7,19 @@ import { type RunPollOptions, RunPollError, type RunPollState } from "./types";
  * a due one after answering, so a page that watches a run needs no cron to see it progress.
  *
  * Polling starts 1 s apart and backs off (×2) to 5 s while nothing changes; any change goes back
- * to 1 s. It pauses while the tab is hidden, and stops for good once the run is completed, failed
- * or cancelled, or the route answers a 4xx (an unknown run and a wrong token are the same 404).
+ * to 1 s. A run that waits until a time (`wakeAt`: a sleep, a retry delay, a wait's deadline) is
+ * polled just after that time rather than at the next backoff step, then again soon, backing off
+ * from 250 ms (`delayFor`): the poll past the wake time makes the route advance the run, the next
+ * one sees it move. It pauses while the tab is hidden, and stops for good once the run is completed, failed or
+ * cancelled, or the route answers a 4xx (an unknown run and a wrong token are the same 404).
  */
 
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
+
+/** The first poll after a wake time comes this long after it, so that it lands past it by the database clock. */
+export const WAKE_SLACK_MS = 100;
+/** After a poll that found the wake time passed (and so made the route advance the run), the backoff starts here. */
+export const AFTER_WAKE_MS = 250;
 export const isTerminal = (run: RunStatus | null | undefined) => !!run && TERMINAL.has(run.status);
 
 /** What counts as "changed" for the backoff: status, the wait, and every step's state. */
@@ -35,6 +43,8 @@ export class RunPoller {
   private paused = false;
   private stopped = true;
   private last: string | null;
+  /** The wake time a poll already found passed: the backoff restarts once per wake time. */
+  private passedWake: string | null = null;
 
   constructor(
     readonly id: string,
@@ -143,7 +153,7 @@ export class RunPoller {
         const run = body as RunStatus;
         const print = fingerprint(run);
         if (print !== this.last) this.delay = this.minDelay;
-        next = print === this.last ? this.backOff() : this.delay;
+        next = this.delayFor(run, print === this.last ? this.backOff() : this.delay);
         this.last = print;
         this.update({ run, error: null, isLoading: false });
         if (isTerminal(run)) return this.stop();
@@ -159,6 +169,25 @@ export class RunPoller {
       if (this.inFlight === controller) this.inFlight = null;
     }
     this.schedule(next);
+  }
+
+  /**
+   * The backoff's `delay`, shortened for a run that wakes at a known time: to just after `wakeAt`
+   * when that comes sooner. The first poll that finds the time passed (the route advances the run
+   * after that answer) restarts the backoff at `AFTER_WAKE_MS`, so the move is seen at once, and a
+   * run held past its time (a concurrency limit) is polled less and less often. The wake time is
+   * the database's and `Date.now()` the browser's: a clock that is off moves the poll by as much,
+   * and the backoff bounds it.
+   */
+  private delayFor(run: RunStatus, delay: number): number {
+    if (!run.wakeAt || isTerminal(run)) return delay;
+    const untilWake = Date.parse(run.wakeAt) - Date.now();
+    if (Number.isNaN(untilWake)) return delay;
+    if (untilWake >= 0) return Math.min(delay, untilWake + WAKE_SLACK_MS);
+    if (this.passedWake === run.wakeAt) return delay;
+    this.passedWake = run.wakeAt;
+    this.delay = Math.min(delay, AFTER_WAKE_MS);
+    return this.delay;
   }
 
   /** Nothing changed (or the poll failed): double the delay, up to the cap. */

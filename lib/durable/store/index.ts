@@ -5,7 +5,7 @@ export { type InsertedRun, insertRun, type RunToInsert } from "./insert-run";
 export { countDueRuns } from "./count-due";
 export { failUnknownVersions } from "./fail-unknown-versions";
 export { advanceSchedule, planSchedule, readSchedules, type ScheduleRecord } from "./schedules";
-export { msUntilNextWake } from "./next-wake";
+export { msUntilNextWake, type NextWake, readNextWake } from "./next-wake";
 export { type ClaimedRun, type ClaimRequest, claimDueRun, type MailboxEntry } from "./claim-run";
 export { recordStep, type RecordResult } from "./record-step";
 export { appendStream } from "./append-stream";
