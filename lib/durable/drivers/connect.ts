@@ -4,8 +4,10 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { Kysely, PostgresDialect, type DatabaseConnection, type Dialect, type PostgresPool } from "kysely";
+import type { PGlite } from "@electric-sql/pglite";
 import { attachDatabasePool } from "@vercel/functions/db-connections";
 import { lockDataDir } from "./data-dir-lock";
+import { registerPGlite } from "./embedded";
 import { clientListen, type Listen, pgliteListen, registerListen } from "./listen";
 import { PGLITE_PARSERS, PGliteDialect } from "./pglite-dialect";
 
@@ -71,6 +73,7 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
   const kind = driverKindOf(target, options.driver ?? process.env.DURABLE_DRIVER);
   let dialect: Dialect;
   let listen: Listen;
+  let embedded: PGlite | undefined; // the embedded instance, for embeddedPGliteOf (embedded.ts)
   if (kind === "pglite") {
     const { PGlite } = await import("@electric-sql/pglite");
     const opts = { parsers: PGLITE_PARSERS };
@@ -92,6 +95,7 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
     }
     dialect = new PGliteDialect({ pglite, onDestroy: unlock });
     listen = pgliteListen(pglite);
+    embedded = pglite;
   } else {
     const listenAt = listenUrlFor(target!, options.listenUrl);
     const { pool, newClient } = await createPool(kind, target!, listenAt, options.poolSize ?? 10);
@@ -101,6 +105,7 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
   if (options.onQuery) dialect = withQueryHook(dialect, options.onQuery);
   const db = new Kysely<any>({ dialect });
   registerListen(db, listen);
+  if (embedded) registerPGlite(db, embedded);
   return db;
 }
 

@@ -1,6 +1,12 @@
-import type { Transaction } from "kysely";
 import { toJsonText } from "../json";
-import { type RecordResult, readStepResult, recordStep, type StepOutcome, type StepRecord } from "../store";
+import {
+  type Executor,
+  type RecordResult,
+  readStepResult,
+  recordStep,
+  type StepOutcome,
+  type StepRecord,
+} from "../store";
 import type { StoredError } from "../types";
 import type { Execution } from "./execution";
 import { failpoint } from "./failpoints";
@@ -14,11 +20,12 @@ import { type StepSpanEnd, type StepSpanInfo, TRACE_EVENTS, traceEvent, withStep
 export interface StepRecorder {
   /**
    * Writes an outcome. Null: nothing was written and the execution is stopping (lost, cancelled,
-   * deadline, database failure); `onRefused` is told when the fence refused it.
+   * deadline, database failure); `onRefused` is told when the fence refused it. `tx`: the
+   * transaction of a `tx` step, whose receipt commits with its effect.
    */
   write(
     outcome: StepOutcome,
-    tx?: Transaction<any>,
+    tx?: Executor,
     onRefused?: () => void,
   ): Promise<Extract<RecordResult, { owned: true }> | null>;
   /** A receipt's answer: its value, or its recorded error thrown again. */
@@ -132,7 +139,7 @@ export function createStepRecorder(exec: Execution): StepRecorder {
 async function writeOutcome(
   exec: Execution,
   outcome: StepOutcome,
-  tx?: Transaction<any>,
+  tx?: Executor,
   onRefused?: () => void,
 ): Promise<Extract<RecordResult, { owned: true }> | null> {
   // Once the claim is known lost (a refused write or heartbeat, a cancel), write nothing more.

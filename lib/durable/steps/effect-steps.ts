@@ -19,7 +19,7 @@ import { type Body, type BodyResult, type EffectKind, Rollback } from "./effect-
 import { externalKeyFor } from "./external-key";
 import { pause } from "./pause";
 import { canRetry, type RetryPolicy, resolveRetryPolicy, retryDelayMs } from "./retry-policy";
-import { txBody } from "./tx-step";
+import { kyselyTxRunner, type TxRunner, txBody } from "./tx-step";
 
 export type { Body, BodyResult, EffectKind };
 
@@ -54,7 +54,10 @@ export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
     run: <T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) =>
       executeEffect(exec, recorder, id, "run", runBody(recorder, id, fn), options),
     tx: <T>(id: string, fn: (tx: Transaction<any>, s: StepInfo) => Promise<T>, options?: StepOptions) =>
-      executeEffect(exec, recorder, id, "tx", txBody(exec, recorder, id, fn), options),
+      executeEffect(exec, recorder, id, "tx", txBody(exec, recorder, id, kyselyTxRunner, fn), options),
+    /** A `tx` step whose transaction `runner` opens (lib/durable/drizzle.ts). */
+    txWith: <T, H>(id: string, runner: TxRunner<H>, fn: (tx: H, s: StepInfo) => Promise<T>, options?: StepOptions) =>
+      executeEffect(exec, recorder, id, "tx", txBody(exec, recorder, id, runner, fn), options),
   };
 }
 

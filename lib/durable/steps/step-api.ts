@@ -4,11 +4,12 @@ import type { StepRecorder } from "../engine/step-recorder";
 import type { StepApi } from "../types";
 import { createAiSteps } from "./ai-steps";
 import { createEffectSteps } from "./effect-steps";
+import { type CarriesTxWith, TX_WITH } from "./tx-step";
 import { createValueStep } from "./value-step";
 import { createWaitSteps } from "./wait-steps";
 
 /** Builds `ctx.step` for one execution, over the recorder its final write shares. */
-export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi {
+export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi & CarriesTxWith {
   const effects = createEffectSteps(exec, recorder);
   const waits = createWaitSteps(exec, recorder);
   const value = createValueStep(exec, recorder);
@@ -30,5 +31,7 @@ export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi 
     waitFor: afterFlush(waits.waitFor) as StepApi["waitFor"],
     // Each AI call is flushed-after as a step of its own (a map's items one by one).
     ai: createAiSteps(exec, recorder, effects.execute, afterFlush),
+    // A tx step in a transaction another library opens (lib/durable/drizzle.ts).
+    [TX_WITH]: afterFlush(effects.txWith) as CarriesTxWith[typeof TX_WITH],
   };
 }

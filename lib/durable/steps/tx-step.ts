@@ -1,30 +1,74 @@
 // The body of a `tx` step: the user's statements, the receipt and its fence check in one
 // transaction (docs/rules.md, rule 14); effect-steps.ts runs it under the effect-step rules.
+// Who opens the transaction is a TxRunner: Kysely's `db.transaction()` for `ctx.step.tx`, or
+// another library's transaction on the same database (lib/durable/drizzle.ts), whose receipt
+// goes through a store handle over that transaction (docs/guide/drizzle.md).
 import type { Transaction } from "kysely";
 import type { Execution } from "../engine/execution";
 import { failpoint } from "../engine/failpoints";
 import type { StepRecorder } from "../engine/step-recorder";
 import { InvalidInputError, ResultTooLargeError } from "../errors";
-import { insertEvent } from "../store";
-import type { StepInfo } from "../types";
+import { type DurableDb, type Executor, heartbeatRun, insertEvent } from "../store";
+import type { StepInfo, StepOptions } from "../types";
 import { type Body, type BodyResult, Rollback } from "./effect-body";
 
+/**
+ * Opens the transaction of a `tx` step and runs `work` in it: it commits when `work` resolves and
+ * rolls back when `work` throws. `work` is given the store's handle on the transaction (the
+ * receipt is written through it) and the handle the body gets.
+ */
+export interface TxRunner<H> {
+  /** `home` is the durable store's own handle (PGlite's one session is held through it). */
+  open<R>(home: DurableDb, work: (store: Executor, handle: H) => Promise<R>): Promise<R>;
+  /**
+   * Set for a transaction not opened on the store's own handle: what it is opened on (a Drizzle
+   * db), and how to name it in an error. Before the first body on it, the transaction must see
+   * this run under this owner's fence, or the step is refused (the same database).
+   */
+  foreign?: { handle: object; name: string };
+}
+
+/** A `tx` step whose transaction `runner` opens; answers the step's result as `ctx.step.tx` does. */
+export type TxWith = <T, H>(
+  id: string,
+  runner: TxRunner<H>,
+  fn: (tx: H, s: StepInfo) => Promise<T>,
+  options?: StepOptions,
+) => Promise<unknown>;
+
+/**
+ * The key under which `ctx.step` carries its TxWith. Not part of StepApi (users call
+ * lib/durable/drizzle.ts, which reads it); `Symbol.for`, so two loaded copies of the toolkit agree.
+ */
+export const TX_WITH: unique symbol = Symbol.for("durable-next.tx-with");
+
+/** `ctx.step` as steps/step-api.ts builds it. */
+export interface CarriesTxWith {
+  readonly [TX_WITH]: TxWith;
+}
+
+/** The runner of `ctx.step.tx`: a Kysely transaction on the store's own handle. */
+export const kyselyTxRunner: TxRunner<Transaction<any>> = {
+  open: (home, work) => home.transaction().execute((trx) => work(trx, trx as Transaction<any>)),
+};
+
 /** The body of `tx` step `id`: `fn` inside a transaction that commits its receipt too. */
-export function txBody<T>(
+export function txBody<T, H>(
   exec: Execution,
   recorder: StepRecorder,
   id: string,
-  fn: (tx: Transaction<any>, s: StepInfo) => Promise<T>,
+  runner: TxRunner<H>,
+  fn: (tx: H, s: StepInfo) => Promise<T>,
 ): Body {
   return async (s, seq) => {
     const started = performance.now();
     let result!: BodyResult;
     let bodyReturned = false;
     // One transaction: the body's statements, the receipt and its fence check commit together.
-    await exec.db
-      .transaction()
-      .execute(async (trx) => {
-        const value = await fn(trx, s);
+    await runner
+      .open(exec.db, async (store, handle) => {
+        if (runner.foreign) await confirmSameDatabase(exec, recorder, id, store, runner.foreign);
+        const value = await fn(handle, s);
         bodyReturned = true;
         await failpoint("tx.after-effect");
         const json = recorder.json(value, id);
@@ -40,7 +84,7 @@ export function txBody<T>(
             resultJson: json,
             elapsedMs: performance.now() - started,
           },
-          trx,
+          store,
           () => {
             refused = true;
           },
@@ -56,6 +100,57 @@ export function txBody<T>(
       });
     return result;
   };
+}
+
+// Foreign handles whose transactions were shown to reach a store: a db object stays on its
+// database, so one look per pair and process is enough.
+const CONFIRMED = new WeakMap<object, WeakSet<DurableDb>>();
+// SQLSTATEs of a database without the durable schema: undefined_table, undefined_function,
+// invalid_schema_name.
+const MISSING = new Set(["42P01", "42883", "3F000"]);
+
+/**
+ * Before the body, in the foreign transaction: the run, under this owner's fence, must be visible
+ * there, which only the durable store's own database shows. Otherwise the receipt would be
+ * written (or fail) elsewhere while the effect commits: the step is refused instead, before
+ * anything is written, and the transaction rolls back.
+ */
+async function confirmSameDatabase(
+  exec: Execution,
+  recorder: StepRecorder,
+  id: string,
+  store: Executor,
+  foreign: { handle: object; name: string },
+): Promise<void> {
+  if (CONFIRMED.get(foreign.handle)?.has(exec.db)) return;
+  let state: string | null;
+  try {
+    state = await heartbeatRun(store as DurableDb, exec.runId, exec.fence);
+  } catch (error) {
+    // A missing table, function or schema is the wrong database; anything else is the database's
+    // failure, and goes the way of any failed attempt.
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code !== "string" || !MISSING.has(code)) throw error;
+    throw notTheStore(id, foreign.name, `the durable tables are not reachable there (${String(error)})`);
+  }
+  if (state === null) throw notTheStore(id, foreign.name, `run "${exec.runId}" is not in that database`);
+  if (state !== "owned") {
+    // The database is the store's, but the claim is gone: stop as a lost owner, write nothing.
+    const reason = state === "cancelled" ? "cancelled" : state === "expired" ? "lease expired" : "lease lost";
+    recorder.noteFenceRejected(id, "heartbeat", reason);
+    exec.requestStop({ kind: "lost", reason });
+    throw new Rollback(null, false);
+  }
+  const stores = CONFIRMED.get(foreign.handle) ?? new WeakSet<DurableDb>();
+  stores.add(exec.db);
+  CONFIRMED.set(foreign.handle, stores);
+}
+
+function notTheStore(id: string, name: string, why: string): InvalidInputError {
+  return new InvalidInputError(
+    `tx step "${id}": the ${name} must be on the durable store's database, with the durable_* tables ` +
+      `on its search_path, so that the step's receipt commits in its transaction; ${why}. Nothing was written.`,
+  );
 }
 
 /** After a `tx` transaction that did not commit: note a rollback, or stop when the commit failed. */
