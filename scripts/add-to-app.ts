@@ -6,23 +6,25 @@
 // that already exists is never overwritten (it is reported, and running this twice changes
 // nothing). What it writes is recorded with its SHA-256 in lib/durable/.add-to-app.json, so that
 // `--update` can later replace the files the app did not change and print a diff for the others
-// (scripts/add-to-app/update.ts). vercel.json gets the cron, next.config the PGlite entry,
-// .gitignore the .durable/ folder, a new instrumentation.ts the local cron for `next dev`, when
-// those edits are plain; otherwise the step is printed.
+// (scripts/add-to-app/update.ts). vercel.json gets the cron, next.config the PGlite entry and the
+// dev origins, .gitignore the .durable/ folder, a new instrumentation.ts the local cron for `next
+// dev`, when those edits are plain; otherwise the step is printed. Those edits, the templates and
+// the closing steps are lib/durable/cli's, shared with the package's `durable-next init`.
 // Then prints what to install, which secrets to set and where to register workflows.
 // Exit code: 0 when done (files kept with a diff included: the output says so), 2 on bad usage.
-import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   addDevCron,
-  addServerExternalPackage,
+  DURABLE_CRON,
   ignoreDurableDir,
   mergeVercelCron,
   type ConfigChange,
-  type Cron,
-} from "./add-to-app/config-edits";
+} from "../lib/durable/cli/config-edits";
+import { editNextConfig } from "../lib/durable/cli/next-config";
+import { databaseStep, printSteps, secretsStep, workflowStep } from "../lib/durable/cli/next-steps";
+import { reportConfig } from "../lib/durable/cli/report";
 import { adviseDependencies, type PackageJson } from "./add-to-app/dependencies";
 import {
   type Manifest,
@@ -90,13 +92,6 @@ function checkTarget(target: string): PackageJson & { name?: string } {
   }
 }
 
-function ourCron(): Cron {
-  const crons = readJson<{ crons?: Cron[] }>(path.join(ROOT, "vercel.json")).crons ?? [];
-  const cron = crons.find((c) => c.path.startsWith("/api/durable/"));
-  if (!cron) throw new Error("this repository's vercel.json has no /api/durable cron");
-  return cron;
-}
-
 function reportFiles(planned: PlannedFile[], outcomes: Map<string, FileOutcome>, base: string, dryRun: boolean) {
   const verb = (o: FileOutcome) =>
     o === "created" ? (dryRun ? "would create" : "created") : o === "same" ? "already there" : "kept as is";
@@ -160,15 +155,6 @@ function reportOldLayout(copies: string[]) {
   for (const file of copies) console.log(`    ${file}`);
 }
 
-function reportConfig(changes: ConfigChange[], dryRun: boolean) {
-  console.log(`\nConfig`);
-  for (const c of changes) {
-    const verb =
-      c.outcome === "manual" ? "TO DO" : dryRun && c.outcome !== "unchanged" ? `would be ${c.outcome}` : c.outcome;
-    console.log(`  ${c.file.padEnd(22)} ${verb}: ${c.note}`);
-  }
-}
-
 function main() {
   const { target, dryRun, update } = parseArgs(process.argv.slice(2));
   const theirs = checkTarget(target);
@@ -194,13 +180,13 @@ function main() {
     const wrote = [...outcomes.values()].includes("created");
     manifestLine = saveManifest(target, base, plainRunEntries(planned, outcomes, manifest), manifest, wrote, dryRun);
   }
-  const cron = ourCron();
-  const changes = [
+  const cron = DURABLE_CRON;
+  const changes: ConfigChange[] = [
     mergeVercelCron(target, cron, dryRun),
-    addServerExternalPackage(target, typescript, dryRun),
+    ...editNextConfig(target, typescript, dryRun),
     ignoreDurableDir(target, dryRun),
   ];
-  const devCron = addDevCron(target, base, typescript, dryRun);
+  const devCron = addDevCron(target, { base, typescript, next: "./lib/durable/next" }, dryRun);
   changes.push(devCron);
   const deps = adviseDependencies(ours, theirs, packagesUsed(planned));
 
@@ -236,49 +222,19 @@ function main() {
       ].join("\n"),
     );
     steps.push("Review the diffs above (if any), then build and run your tests.");
-    console.log(`\nNext steps`);
-    for (const [i, step] of steps.entries()) console.log(`  ${i + 1}. ${step}`);
+    printSteps(steps);
     return;
   }
-  const signal = `whsec_${randomBytes(32).toString("base64")}`;
+  steps.push(secretsStep(cron.path), databaseStep());
   steps.push(
-    [
-      "Set the secrets (Vercel: Project → Settings → Environment Variables; locally .env.local). In production a",
-      "     missing one makes its routes answer 503. Fresh values, for example:",
-      `       DURABLE_SECRET=${randomBytes(24).toString("base64url")}     ` +
-        "# admin bearer; derives each run's status token",
-      `       CRON_SECRET=${randomBytes(24).toString("base64url")}        # Vercel Cron sends it to ${cron.path}`,
-      `       DURABLE_SIGNAL_SECRET=${signal}   ` +
-        "# Standard Webhooks key(s) for POST /api/durable/signal; comma-separated to rotate",
-    ].join("\n"),
+    workflowStep({
+      defineFrom: `${base}lib/durable`,
+      registry: `${base}app/durable.ts`,
+      devCronFile: devCron.file,
+      cronPath: cron.path,
+    }),
   );
-  steps.push(
-    [
-      "Set DATABASE_URL: your Neon connection string on Vercel (Neon's driver is used for *.neon.tech hosts, or with",
-      "     DURABLE_DRIVER=neon), any postgres:// URL elsewhere (node-postgres). " +
-        "Unset, runs live in an embedded PGlite in",
-      "     ./.durable/ (local development only). The tables (durable_*) are created on first use.",
-    ].join("\n"),
-  );
-  steps.push(
-    [
-      `Write a workflow (defineWorkflow from ${base}lib/durable) and register it: add it to the workflows list`,
-      `     in ${base}app/durable.ts, the list that file hands to createAppDurable({ workflows }):`,
-      "       export const workflows = [welcome];",
-      "     then start a run:",
-      `       curl -X POST localhost:3000/api/durable/runs -H "authorization: Bearer $DURABLE_SECRET" \\`,
-      `            -H "content-type: application/json" -d '{"workflow":"welcome","input":{"email":"a@example.com"}}'`,
-      "     and read it with the statusToken it answers: " +
-        "GET /api/durable/runs/<id>, Authorization: Bearer <statusToken>.",
-      "     Runs advance right after each start, signal and status read; the cron is the backstop that wakes",
-      "     sleeps and retry delays nobody looks at. Under next dev the local cron stands in for Vercel Cron",
-      `     (${devCron.file}, every 5 s); in production Vercel Cron calls ${cron.path} (vercel.json).`,
-      `     (Vercel's Hobby plan allows daily crons only: there, make the schedule of ${cron.path} daily, ` +
-        `e.g. "0 3 * * *".)`,
-    ].join("\n"),
-  );
-  console.log(`\nNext steps`);
-  for (const [i, step] of steps.entries()) console.log(`  ${i + 1}. ${step}`);
+  printSteps(steps);
 }
 
 main();

@@ -1,11 +1,10 @@
 // Which npm packages the other app needs for the copied files, at the versions this repository
 // pins (and tests with). add-to-app prints the install command; it never edits package.json.
 
+import { compatible, MINIMUM_MAJOR, majorMinor, type PackageJson } from "../../lib/durable/cli/versions";
+
+export type { PackageJson };
 type Deps = Record<string, string>;
-export interface PackageJson {
-  dependencies?: Deps;
-  devDependencies?: Deps;
-}
 
 export interface DependencyAdvice {
   install: string[];
@@ -13,25 +12,8 @@ export interface DependencyAdvice {
   warnings: string[];
 }
 
-/** "^15.2.0" → [15, 2]; null when it is not a plain version range. */
-function majorMinor(range: string): [number, number] | null {
-  const match = /(\d+)\.(\d+|x|\*)/.exec(range) ?? /^[\^~>=\s]*(\d+)$/.exec(range);
-  if (!match) return null;
-  return [Number(match[1]), match[2] === undefined || Number.isNaN(Number(match[2])) ? 0 : Number(match[2])];
-}
-
-/** Same major (and, below 1.0, same minor: 0.x minors break) as ours. */
-function compatible(theirs: string, ours: string): boolean {
-  const a = majorMinor(theirs);
-  const b = majorMinor(ours);
-  if (!a || !b) return true; // a tag, a git URL, a workspace: not ours to judge
-  return a[0] === b[0] && (b[0] !== 0 || a[1] === b[1]);
-}
-
 // Needed by the toolkit but imported only by the app around it, not by the copied files.
 const ALWAYS = ["next"];
-// The lowest majors the copied code works with (route handlers' Promise params need Next 15).
-const MINIMUM_MAJOR: Record<string, number> = { next: 15, react: 19 };
 
 export function adviseDependencies(ours: PackageJson, theirs: PackageJson, used: string[]): DependencyAdvice {
   const ourRuntime = ours.dependencies ?? {};

@@ -2,9 +2,11 @@
 // wrote, with the toolkit version. `--update` compares an app's file with it to tell a file the
 // app never touched (safe to replace) from one the app changed (kept, and the diff printed).
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { readRecord, sameEntries, sameText, sha256, sortedEntries } from "../../lib/durable/cli/manifest";
+
+export { sameEntries, sameText, sha256 };
 
 export const MANIFEST_NAME = ".add-to-app.json";
 
@@ -26,12 +28,6 @@ export interface Manifest {
   files: Record<string, string>;
 }
 
-/** The hash a file is recorded and compared by; CRLF counts as LF, so a checkout's line endings are no edit. */
-export const sha256 = (text: string) => createHash("sha256").update(text.replace(/\r\n/g, "\n")).digest("hex");
-
-/** The same text, line endings aside. */
-export const sameText = (a: string, b: string) => a === b || sha256(a) === sha256(b);
-
 export function toolkitVersion(root: string, sources: string[]): ToolkitVersion {
   const { version } = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
   const git = (...args: string[]) => spawnSync("git", ["-C", root, ...args], { encoding: "utf8" });
@@ -45,35 +41,20 @@ export type ManifestRead = { manifest: Manifest | null; problem?: string };
 
 /** The app's manifest; null when there is none or it cannot be used (`problem` says why). */
 export function readManifest(target: string, base: string): ManifestRead {
-  const file = path.join(target, manifestPath(base));
-  if (!existsSync(file)) return { manifest: null };
-  try {
-    const parsed = JSON.parse(readFileSync(file, "utf8")) as Partial<Manifest>;
-    const files = parsed.files;
-    if (!files || typeof files !== "object" || Array.isArray(files)) throw new Error(`no "files" object`);
-    for (const [rel, hash] of Object.entries(files))
-      if (typeof hash !== "string" || !/^[0-9a-f]{64}$/.test(hash)) throw new Error(`bad hash for ${rel}`);
-    return { manifest: { toolkit: parsed.toolkit ?? { version: "unknown" }, files } };
-  } catch (e) {
-    return {
-      manifest: null,
-      problem: `${manifestPath(base)} is not a manifest add-to-app can read (${(e as Error).message})`,
-    };
-  }
+  const read = readRecord(path.join(target, manifestPath(base)));
+  if (read === null) return { manifest: null };
+  if ("problem" in read)
+    return { manifest: null, problem: `${manifestPath(base)} is not a manifest add-to-app can read (${read.problem})` };
+  const toolkit = (read.record.toolkit as ToolkitVersion | undefined) ?? { version: "unknown" };
+  return { manifest: { toolkit, files: read.record.files } };
 }
 
 export function manifestText(toolkit: ToolkitVersion, files: Record<string, string>): string {
-  const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const sorted = sortedEntries(files);
   const about =
     "Written by durable-next's add-to-app: each file it wrote here and the SHA-256 of what it wrote. " +
     "`add-to-app --update` replaces the files you did not change and shows a diff for the others. Keep it.";
   return `${JSON.stringify({ about, toolkit, files: sorted }, null, 2)}\n`;
-}
-
-/** Same entries (the version stamp aside): nothing new to record. */
-export function sameEntries(a: Record<string, string>, b: Record<string, string>): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
 
 export function writeManifest(target: string, base: string, text: string) {

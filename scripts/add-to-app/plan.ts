@@ -3,11 +3,15 @@
 // fresh instance file. Nothing here touches the other app; `writePlan` does, and never over a file
 // that is already there (`--update` replaces files through update.ts). The app's db/ is never written.
 import { builtinModules } from "node:module";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { detectLayout, type Layout } from "../../lib/durable/cli/app-layout";
+import { instanceFile } from "../../lib/durable/cli/templates";
+import { writeFiles } from "../../lib/durable/cli/write-files";
 import { importSpecifiers } from "./imports";
 import { MANIFEST_NAME } from "./manifest";
-import { instanceFile } from "./templates";
+
+export { detectLayout, type Layout };
 
 export interface PlannedFile {
   /** Path in the other app, with `/` separators. */
@@ -16,24 +20,17 @@ export interface PlannedFile {
   group: "toolkit" | "instance" | "route";
 }
 
-export interface Layout {
-  /** "" or "src/": where app/ and lib/ live in the other app. */
-  base: string;
-}
-
-/** An app with src/app and no app/ keeps everything under src/ (Next's src layout). */
-export function detectLayout(target: string): Layout {
-  const srcApp = existsSync(path.join(target, "src", "app")) && !existsSync(path.join(target, "app"));
-  return { base: srcApp ? "src/" : "" };
-}
-
 /** Tests stay here; so does a manifest, should this folder ever hold one. */
 export const isCopied = (name: string) => !/\.test\.tsx?$/.test(name) && name !== MANIFEST_NAME;
+
+/** The package's installer (`durable-next init`): an app that copies the source has no use for it. */
+const NOT_COPIED = ["lib/durable/cli"];
 
 function filesUnder(root: string, rel: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(path.join(root, rel), { withFileTypes: true })) {
     const child = `${rel}/${entry.name}`;
+    if (entry.isDirectory() && NOT_COPIED.includes(child)) continue;
     if (entry.isDirectory()) out.push(...filesUnder(root, child));
     else if (entry.isFile() && isCopied(entry.name)) out.push(child);
   }
@@ -138,20 +135,7 @@ export function packagesUsed(planned: PlannedFile[]): string[] {
 
 export type FileOutcome = "created" | "same" | "kept";
 
-/** Writes each planned file that does not exist yet; an existing one is never touched. */
+/** Writes each planned file that does not exist yet; an existing one is never touched (no record: none is ours). */
 export function writePlan(target: string, planned: PlannedFile[], dryRun: boolean): Map<string, FileOutcome> {
-  const outcomes = new Map<string, FileOutcome>();
-  for (const file of planned) {
-    const full = path.join(target, file.dest);
-    if (existsSync(full)) {
-      outcomes.set(file.dest, readFileSync(full, "utf8") === file.content ? "same" : "kept");
-      continue;
-    }
-    if (!dryRun) {
-      mkdirSync(path.dirname(full), { recursive: true });
-      writeFileSync(full, file.content, { flag: "wx" }); // wx: fails rather than overwrite
-    }
-    outcomes.set(file.dest, "created");
-  }
-  return outcomes;
+  return writeFiles(target, planned, {}, dryRun) as Map<string, FileOutcome>;
 }
