@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { TranscriptionModel } from "ai";
+import { answerFor, questionsFor } from "./mock-answers";
 
 /**
  * A mock language model that speaks enough of the OpenAI-compatible HTTP API for
@@ -10,12 +11,15 @@ import type { TranscriptionModel } from "ai";
  *
  * Endpoints (the path is matched from its `/v1/` on, so any prefix works):
  *   - `POST /v1/chat/completions`: plain or streamed (`stream: true`, server-sent `data:` chunks,
- *     a usage chunk when `stream_options.include_usage`, then `data: [DONE]`). The answer is
- *     `Echo: <the last user message>`, streamed one word per chunk. With `response_format`
- *     `json_schema` the answer is an object valid for that schema, derived from the prompt (the
- *     provider sends the schema when created with `supportsStructuredOutputs: true`); with
- *     `json_object` (no schema) it is `{ "text": <the echo> }`. `max_tokens` cuts the answer to
- *     that many words (finish reason `length`).
+ *     a usage chunk when `stream_options.include_usage`, then `data: [DONE]`). The answer is a
+ *     short answer in plain prose to the last user message (./mock-answers.ts: the same prompt,
+ *     the same words), streamed one word per chunk; made with `{ echo: true }`, the mock answers
+ *     `Echo: <the last user message>` instead, for tests that check each call got its own prompt.
+ *     With `response_format` `json_schema` the answer is an object valid for that schema, derived
+ *     from the prompt (the provider sends the schema when created with
+ *     `supportsStructuredOutputs: true`; a list of strings named `…questions` holds sub-questions
+ *     of the prompt's question); with `json_object` (no schema) it is `{ "text": <the answer> }`.
+ *     `max_tokens` cuts the answer to that many words (finish reason `length`).
  *   - `POST /v1/audio/transcriptions`: multipart (`file`, `model`), answered in the shape of
  *     OpenAI's `verbose_json`; the "audio" is read as UTF-8 text, and that text is the transcript.
  *     `@ai-sdk/openai-compatible` has no transcription model: `mockTranscriptionModel()` below is
@@ -47,7 +51,12 @@ type ChatMessage = { role: string; content?: unknown };
 
 const DEFAULT_DELAY_MS = 50;
 
-export function createMockModel(): MockModel {
+export interface MockModelOptions {
+  /** Answer `Echo: <prompt>` (and reason `Thinking about: <prompt>`) rather than in prose. */
+  echo?: boolean;
+}
+
+export function createMockModel({ echo: echoes = false }: MockModelOptions = {}): MockModel {
   let counts = new Map<string, number>();
   let responses = 0;
   let cutPrompts = new Set<string>();
@@ -88,18 +97,22 @@ export function createMockModel(): MockModel {
     let pieces: string[];
     let finishReason = "stop";
     if (format?.type === "json_schema" && format.json_schema?.schema) {
-      pieces = splitEvery(JSON.stringify(objectFor(format.json_schema.schema, prompt)), 16);
+      pieces = splitEvery(JSON.stringify(objectFor(format.json_schema.schema, prompt, echoes)), 16);
     } else if (format?.type === "json_object") {
-      pieces = splitEvery(JSON.stringify({ text: echo(prompt).join("") }), 16);
+      pieces = splitEvery(JSON.stringify({ text: echoes ? echo(prompt).join("") : answerFor(prompt) }), 16);
     } else {
-      pieces = echo(prompt);
+      pieces = echoes ? echo(prompt) : wordPieces(answerFor(prompt));
       const limit = typeof body.max_tokens === "number" ? body.max_tokens : null;
       if (limit !== null && pieces.length > limit) {
         pieces = pieces.slice(0, limit);
         finishReason = "length";
       }
     }
-    const reasoning = flags.has("reason") ? `Thinking about: ${prompt}` : undefined;
+    const reasoning = !flags.has("reason")
+      ? undefined
+      : echoes
+        ? `Thinking about: ${prompt}`
+        : "Reading the question first, then answering it in a few plain sentences.";
     const usage = {
       prompt_tokens: messages.reduce((n, m) => n + words(textOf(m.content)).length, 0),
       completion_tokens: pieces.length + (reasoning ? words(reasoning).length : 0),
@@ -264,6 +277,11 @@ function echo(prompt: string): string[] {
   return all.map((w, i) => (i < all.length - 1 ? `${w} ` : w));
 }
 
+/** Prose, one word per piece, each with the white space after it: the pieces join back into the text. */
+function wordPieces(text: string): string[] {
+  return text.match(/\S+\s*/g) ?? [""];
+}
+
 /** The text of a message's content: a string, or the text parts of a parts array. */
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
@@ -309,8 +327,11 @@ function unit(seed: string, path: string): number {
 /**
  * A value valid for the JSON schema (the subset zod and the AI SDK emit: objects, arrays, strings
  * with formats and lengths, numbers with bounds, enums, consts, anyOf, $ref), derived from the prompt.
+ * Unless `echoes`, a list of strings whose name ends in "questions" holds three (or as many as the
+ * schema allows) sub-questions of the prompt's question, and any other string a sentence of the
+ * answer to the prompt.
  */
-function objectFor(root: JsonSchema, prompt: string): unknown {
+function objectFor(root: JsonSchema, prompt: string, echoes: boolean): unknown {
   const snippet = words(prompt).slice(0, 6).join(" ") || "nothing";
   const resolve = (schema: JsonSchema): JsonSchema => {
     if (typeof schema.$ref !== "string") return schema;
@@ -342,8 +363,11 @@ function objectFor(root: JsonSchema, prompt: string): unknown {
       case "array": {
         const min = typeof schema.minItems === "number" ? schema.minItems : 1;
         const max = typeof schema.maxItems === "number" ? schema.maxItems : Math.max(min, 2);
-        const length = depth > 8 ? min : Math.min(max, Math.max(min, 2));
         const items = Array.isArray(schema.prefixItems) ? schema.prefixItems : null;
+        if (!echoes && !items && /questions$/i.test(path) && resolve(schema.items ?? {}).type === "string") {
+          return questionsFor(prompt, Math.min(max, Math.max(min, 3)));
+        }
+        const length = depth > 8 ? min : Math.min(max, Math.max(min, 2));
         return Array.from({ length: items ? items.length : length }, (_, i) =>
           valueFor(items ? items[i] : (schema.items ?? {}), `${path}[${i}]`, depth + 1),
         );
@@ -385,13 +409,20 @@ function objectFor(root: JsonSchema, prompt: string): unknown {
       case "url":
         return "https://example.com/mock";
     }
-    // An item of a list reads as a part of what the prompt ends with ("Part 2: … from the top?");
-    // any other string as its key and the prompt's first words.
+    // In prose, a string is a sentence of the answer to the prompt (the n-th for the n-th item of a
+    // list). Echoing, an item of a list reads as a part of what the prompt ends with ("Part 2: …
+    // from the top?"), and any other string as its key and the prompt's first words.
     const item = /\[(\d+)\]$/.exec(path);
     const key = path.split(/[.[]/).pop() || "value";
-    let text = item
-      ? `Part ${Number(item[1]) + 1}: ${words(prompt).slice(-7).join(" ") || "nothing"}`
-      : `${key}: ${snippet}`;
+    let text: string;
+    if (!echoes) {
+      const sentences = answerFor(prompt).split(/(?<=\.)\s+/);
+      text = sentences[(item ? Number(item[1]) : 0) % sentences.length] ?? "";
+    } else {
+      text = item
+        ? `Part ${Number(item[1]) + 1}: ${words(prompt).slice(-7).join(" ") || "nothing"}`
+        : `${key}: ${snippet}`;
+    }
     if (typeof schema.maxLength === "number") text = text.slice(0, schema.maxLength);
     if (typeof schema.minLength === "number") text = text.padEnd(schema.minLength, ".");
     return text;

@@ -2,6 +2,7 @@
 // real HTTP (the OpenAI-compatible provider it uses in the app): plan, answers, outline, approval,
 // the final answer streamed into the run's stream. Then with mockAi: no model at all.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMockModel } from "@/app/mock-providers/model";
 import { research } from "@/app/workflows/research";
 import { createTestDurable, type TestDurable } from "@/lib/durable/testing";
 import { type MockModelServer, startMockModelServer } from "../helpers/mock-model-server";
@@ -9,7 +10,8 @@ import { type MockModelServer, startMockModelServer } from "../helpers/mock-mode
 let durable: TestDurable;
 let model: MockModelServer;
 beforeAll(async () => {
-  model = await startMockModelServer();
+  // The app's own mock, as the demo meets it: answers in prose, not an echo.
+  model = await startMockModelServer(createMockModel());
   process.env.MOCK_MODEL_URL = model.url;
   process.env.MOCK_MODEL = "mock"; // no delay per chunk
   durable = await createTestDurable({ workflows: [research] });
@@ -44,6 +46,10 @@ describe("research", () => {
     const written = (await durable.readStream("r-1", { limit: 1000 }))!.chunks.filter((c) => c.stepId === "write");
     expect(written.length).toBeGreaterThan(3);
     expect(written.map((c) => c.data).join("")).toBe(answer);
+    // It reads as an answer: paragraphs of sentences, none of them the prompt or the outline.
+    expect(answer.split("\n\n").length).toBeGreaterThanOrEqual(2);
+    expect(answer).toMatch(/^[A-Z][\s\S]*\.$/);
+    expect(answer).not.toMatch(/Echo|Approved outline|What makes a workflow durable/);
     expect(model.requests()["/v1/chat/completions"]).toBe(calls! + 1);
   });
 

@@ -14,8 +14,14 @@ export interface MockModelServer {
   close(): Promise<void>;
 }
 
-/** Starts a mock model of its own on a free port of 127.0.0.1. */
-export async function startMockModelServer(model: MockModel = createMockModel()): Promise<MockModelServer> {
+/**
+ * Starts a mock model of its own on a free port of 127.0.0.1. By default it echoes the prompt
+ * (`Echo: <prompt>`), so a test can tell which call answered what; pass `createMockModel()` for the
+ * prose the app's own mock answers with.
+ */
+export async function startMockModelServer(
+  model: MockModel = createMockModel({ echo: true }),
+): Promise<MockModelServer> {
   const server = createServer((req, res) => {
     serve(model, req, res).catch(() => res.destroy());
   });
