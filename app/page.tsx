@@ -8,6 +8,7 @@ import { SchedulesCard } from "./components/schedules-card";
 import { SubmitButton } from "./components/submit-button";
 import { getDurable } from "./durable";
 import { countLabel, countRuns } from "./runs/counts";
+import { readOutcomes } from "./runs/outcomes";
 import { demos } from "./workflows/catalog";
 
 export const dynamic = "force-dynamic";
@@ -33,6 +34,7 @@ export default async function Home({ searchParams }: Props) {
     if (!InvalidInputError.is(e)) throw e;
     page = await durable.list({ status, limit: 25 }); // a cursor this API did not hand out: first page
   }
+  const outcomes = await readOutcomes(durable.db, page.runs);
   const now = Date.now();
   const hrefFor = (f: Filter, cursor?: string) => {
     const query = new URLSearchParams();
@@ -104,7 +106,7 @@ export default async function Home({ searchParams }: Props) {
             {counts.all === 0 ? "No runs yet. Start a demo above." : `No ${filter} runs.`}
           </div>
         ) : (
-          <RunsTable runs={page.runs} now={now} />
+          <RunsTable runs={page.runs} outcomes={outcomes} now={now} />
         )}
         <div className="pager">
           {params.cursor ? <Link href={hrefFor(filter)}>← Newest</Link> : <span />}

@@ -8,6 +8,9 @@ import type { DemoInfo } from "../workflows/catalog";
 import { formatCount, formatDuration, formatTimestamp, tokensOf } from "./format";
 import { JsonOutput } from "./json-output";
 import { LiveState } from "./live-state";
+import { outcomeOf } from "./outcome";
+import { OutcomeBadge } from "./outcome-badge";
+import { progressOf } from "./progress";
 import { RunActions, WaitingPanel } from "./run-controls";
 import { RunTimeline, type TimelineEvent } from "./run-timeline";
 import { StatusBadge } from "./status-badge";
@@ -83,9 +86,9 @@ export function RunView({ initial, renderedAt, token, title, demo, details, live
     router.refresh();
   }, [run.updatedAt, router]);
 
-  const done = run.steps.filter((s) => s.status === "completed").length;
-  const total = run.steps.length;
-  const percent = run.status === "completed" ? 100 : total === 0 ? 0 : Math.round((done / total) * 100);
+  const progress = progressOf(run);
+  // What came of it, in the workflow's own words: a run can complete without doing what it was for.
+  const outcome = run.status === "completed" ? outcomeOf(run.output, demo?.outcomes) : null;
   const origin = Date.parse(run.createdAt);
   // Before hydration (and without JavaScript) the clock is the server's, when it rendered the snapshot.
   const clock = now ?? renderedAt;
@@ -113,17 +116,27 @@ export function RunView({ initial, renderedAt, token, title, demo, details, live
           <h1 className="run-id">{run.id}</h1>
           {demo ? <p className="lede">{demo.summary}</p> : null}
         </div>
-        <StatusBadge status={run.status} large />
+        <div className="run-state">
+          <div className="run-badges">
+            <StatusBadge status={run.status} large />
+            {outcome ? <OutcomeBadge outcome={outcome} large /> : null}
+          </div>
+          {outcome?.detail ? (
+            <p className="run-outcome-detail" data-testid="outcome-detail">
+              {outcome.detail}
+            </p>
+          ) : null}
+        </div>
       </header>
 
       <section className={models ? "stats stats-5" : "stats"}>
         <div className="stat">
           <span className="stat-label">Progress</span>
           <span className="stat-value" data-testid="progress">
-            {done} of {total} step{total === 1 ? "" : "s"} done
+            {progress.label}
           </span>
           <span className="progress" aria-hidden>
-            <span className={`progress-bar progress-${run.status}`} style={{ width: `${percent}%` }} />
+            <span className={`progress-bar progress-${run.status}`} style={{ width: `${progress.percent}%` }} />
           </span>
         </div>
         <div className="stat">

@@ -2,13 +2,24 @@ import Link from "next/link";
 import type { RunSummary } from "@/lib/durable";
 import { workflowTitles } from "../workflows/catalog";
 import { formatRelative, formatTimestamp } from "./format";
+import type { Outcome } from "./outcome";
+import { OutcomeBadge } from "./outcome-badge";
 import { StatusBadge } from "./status-badge";
 
 /**
  * The runs list: a table on a wide screen; under 640 px each row is a card, its cells stacked
- * with their column's name (`data-label`, shown by app/globals.css).
+ * with their column's name (`data-label`, shown by app/globals.css). A completed run shows its
+ * outcome under its status (`outcomes`, by run id: app/runs/outcomes.ts).
  */
-export function RunsTable({ runs, now }: { runs: RunSummary[]; now: number }) {
+export function RunsTable({
+  runs,
+  outcomes = {},
+  now,
+}: {
+  runs: RunSummary[];
+  outcomes?: Record<string, Outcome>;
+  now: number;
+}) {
   return (
     <div className="table-wrap">
       <table className="runs-table stack-table">
@@ -24,7 +35,7 @@ export function RunsTable({ runs, now }: { runs: RunSummary[]; now: number }) {
         </thead>
         <tbody>
           {runs.map((run) => (
-            <RunRow key={run.id} run={run} now={now} />
+            <RunRow key={run.id} run={run} outcome={outcomes[run.id] ?? null} now={now} />
           ))}
         </tbody>
       </table>
@@ -32,7 +43,7 @@ export function RunsTable({ runs, now }: { runs: RunSummary[]; now: number }) {
   );
 }
 
-function RunRow({ run, now }: { run: RunSummary; now: number }) {
+function RunRow({ run, outcome, now }: { run: RunSummary; outcome: Outcome | null; now: number }) {
   const href = `/runs/${encodeURIComponent(run.id)}`;
   return (
     <tr data-run={run.id}>
@@ -47,6 +58,11 @@ function RunRow({ run, now }: { run: RunSummary; now: number }) {
       </td>
       <td data-label="Status">
         <StatusBadge status={run.status} />
+        {outcome ? (
+          <div className="cell-outcome">
+            <OutcomeBadge outcome={outcome} />
+          </div>
+        ) : null}
         {run.error ? (
           <div className="error-text small" title={run.error.message}>
             {run.error.message.slice(0, 80)}

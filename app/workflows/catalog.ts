@@ -14,6 +14,11 @@ export interface DemoInfo {
   shows: string[];
   /** The input the Start button uses. */
   input: Record<string, unknown>;
+  /**
+   * Words for what came of a completed run, by its output's `status` (app/components/outcome.ts);
+   * a status not listed is shown as it reads ("payment_failed": "Payment failed").
+   */
+  outcomes?: Record<string, string>;
 }
 
 export const demos: DemoInfo[] = [
@@ -29,6 +34,7 @@ export const demos: DemoInfo[] = [
       "No settlement within 15 minutes: refund, then release the stock",
     ],
     input: { sku: "mug", quantity: 1 },
+    outcomes: { confirmed: "Order confirmed", cancelled: "Cancelled and refunded", payment_failed: "Payment failed" },
   },
   {
     workflow: "plan-approval",
@@ -42,6 +48,7 @@ export const demos: DemoInfo[] = [
       "Each refund is its own step: a crash midway never refunds anyone twice",
     ],
     input: {},
+    outcomes: { executed: "Plan executed", rejected: "Plan rejected", expired: "No decision in 7 days" },
   },
   {
     workflow: "outbox-delivery",
@@ -81,8 +88,13 @@ export const demos: DemoInfo[] = [
       "Runs on the app's mock model at /api/mock-model unless AI_GATEWAY_API_KEY or OPENAI_API_KEY is set",
     ],
     input: { question: "Why do durable workflows replay their code from the top?" },
+    outcomes: { answered: "Answered", rejected: "Outline rejected", expired: "Outline never approved" },
   },
 ];
+
+/** The outcome labels of a workflow's demo, if it is one. */
+export const outcomeLabels = (workflow: string): Record<string, string> =>
+  demos.find((demo) => demo.workflow === workflow)?.outcomes ?? {};
 
 /** Demo and sample workflows by name, for labels (the registry in app/durable.ts is the source of truth). */
 export const workflowTitles: Record<string, string> = {

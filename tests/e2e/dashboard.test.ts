@@ -177,7 +177,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
       await page.locator('.run-page[data-run-status="completed"]').waitFor({ timeout: 60_000 });
       await page.locator('[data-testid="output"]').waitFor();
       expect(await page.locator('[data-step^="refund:"][data-step-status="completed"]').count()).toBe(3);
-      expect(await page.locator('[data-testid="progress"]').innerText()).toBe("5 of 5 steps done");
+      expect(await page.locator('[data-testid="progress"]').innerText()).toBe("5 steps done");
+      // Beside the green badge, what came of it in the demo's words.
+      expect(await page.getByTestId("outcome").innerText()).toBe("Plan executed");
+      expect(await page.getByTestId("outcome").getAttribute("data-outcome")).toBe("good");
       expect(JSON.parse(await page.locator('[data-testid="output"]').innerText())).toMatchObject({
         status: "executed",
         approvedBy: "dashboard",
@@ -222,6 +225,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
         expect(await layoutProblems(phone)).toEqual([]);
         await settle.click();
         await phone.locator('.run-page[data-run-status="completed"]').waitFor({ timeout: 60_000 });
+        expect(await phone.getByTestId("outcome").innerText()).toBe("Order confirmed");
         // The stock is the shop's, not the run's: the label says so.
         await phone.getByText(/sent 2 times/).waitFor({ timeout: 10_000 });
         expect(await phone.locator('[data-testid="demo-details"]').innerText()).toContain("Stock (all runs)");
@@ -255,6 +259,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
         await approveOutline.click();
         await phone.locator('[data-testid="answer"] [data-seq]').first().waitFor({ timeout: 30_000 });
         expect(await layoutProblems(phone)).toEqual([]);
+        // While the answer is written, its step is in flight: counted as running, not as done.
+        await phone.locator('.run-page[data-run-status="running"]').waitFor({ timeout: 30_000 });
+        expect(await phone.getByTestId("progress").innerText()).toMatch(/^\d+ steps done · next step running$/);
         await phone.locator('.run-page[data-run-status="completed"]').waitFor({ timeout: 60_000 });
         await researchAnswerShown(phone);
         expect(await phone.locator(".research-writing").count()).toBe(0);
@@ -267,6 +274,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
         await checkAndShoot(phone, "run-approval-390.png");
         await phone.goto(`${server.url}/`);
         await phone.locator(`tr[data-run="${checkout}"]`).waitFor();
+        // The list shows a completed run's outcome under its status.
+        expect(await phone.locator(`tr[data-run="${checkout}"] [data-testid="outcome"]`).innerText()).toBe(
+          "Order confirmed",
+        );
         // Both tables of the page (runs and schedules) become cards.
         for (const region of ["Runs", "Schedules"]) {
           expect(await phone.getByRole("region", { name: region }).locator("thead").isVisible()).toBe(false);

@@ -4,7 +4,10 @@
 // Start it from `/`, approve its outline on the run page, and watch the answer grow on screen
 // before the run is completed: a MutationObserver in the page notes when each chunk's `[data-seq]`
 // span first shows. Then the answer shown is the one stored, the token usage is on the page, and
-// a reader that comes back later (a reload) reads the same answer from the stream. Prints how long
+// a reader that comes back later (a reload) reads the same answer from the stream. While the answer
+// is written the run is running with one step in flight (no row yet): the Progress card says "next
+// step running", never that every step is done; once completed, the outcome "Answered" shows beside
+// the status, and the answer reads as the mock model's own prose, not an echo. Prints how long
 // each chunk took from its row in durable_stream_chunks to the screen (p50, p90): both clocks are
 // this machine's, and nothing is asserted on them. Last, with JavaScript off: the outline and the
 // stored answer are in the server's page, and "Approve outline" works as a plain form.
@@ -28,16 +31,21 @@ interface Recorded {
   growth: number[];
   /** How many times it grew before the page said the run was completed (null: it never said so). */
   grewBeforeCompleted: number | null;
+  /** Each distinct (run status, Progress card text) the page showed, in order. */
+  progress: { status: string | null; text: string }[];
 }
 
 /** From now on, notes in the page when each answer chunk shows, and when the run shows as completed. */
 function recordAnswer(page: Page): Promise<void> {
   return page.evaluate(() => {
-    const record: Recorded = { shown: {}, growth: [], grewBeforeCompleted: null };
+    const record: Recorded = { shown: {}, growth: [], grewBeforeCompleted: null, progress: [] };
     const check = () => {
       const now = Date.now();
       // Completion first: growth seen in the same batch of mutations does not count as before it.
-      const status = document.querySelector(".run-page")?.getAttribute("data-run-status");
+      const status = document.querySelector(".run-page")?.getAttribute("data-run-status") ?? null;
+      const text = document.querySelector('[data-testid="progress"]')?.textContent ?? "";
+      const last = record.progress.at(-1);
+      if (!last || last.status !== status || last.text !== text) record.progress.push({ status, text });
       if (record.grewBeforeCompleted === null && status === "completed")
         record.grewBeforeCompleted = record.growth.length;
       let length = 0;
@@ -146,6 +154,24 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("research demo in Chro
       const record = await recorded(page);
       expect(record.grewBeforeCompleted).not.toBeNull();
       expect(record.grewBeforeCompleted!).toBeGreaterThanOrEqual(5);
+
+      // While it ran, the Progress card counted the step in flight; done, every step is counted.
+      const running = record.progress.filter((p) => p.status === "running");
+      expect(running.length, JSON.stringify(record.progress)).toBeGreaterThan(0);
+      for (const p of running) expect(p.text).toMatch(/^\d+ steps done · next step running$/);
+      const steps = (await db.query("select count(*)::int as n from durable_steps where run_id = $1", [runId])).rows[0]
+        .n;
+      expect(await page.getByTestId("progress").innerText()).toBe(`${steps} steps done`);
+      // The outcome beside the green badge, in the demo's words.
+      expect(await page.getByTestId("outcome").innerText()).toBe("Answered");
+      expect(await page.getByTestId("outcome").getAttribute("data-outcome")).toBe("good");
+
+      // The mock model's answer reads as an answer: paragraphs of its own, not the prompt echoed.
+      expect(output.answer.split("\n\n").length).toBeGreaterThanOrEqual(2);
+      expect(output.answer).not.toMatch(/Echo|Approved outline|Write the final answer/);
+      const outlineText = await page.getByTestId("outline").innerText();
+      expect(outlineText).not.toMatch(/Echo|Part \d:|Answer briefly/);
+      expect(outlineText).toMatch(/^1\. \S.*\?$/m);
 
       // The token usage: the sum over the run's model calls, as the status route reports them.
       const token = statusTokenFor(secrets.env.DURABLE_SECRET, runId);
