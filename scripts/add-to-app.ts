@@ -39,6 +39,7 @@ import {
 import {
   detectLayout,
   packagesUsed,
+  OPTIONAL_PACKAGES,
   planFiles,
   writePlan,
   type FileOutcome,
@@ -155,6 +156,14 @@ function reportOldLayout(copies: string[]) {
   for (const file of copies) console.log(`    ${file}`);
 }
 
+function reportLeftOut(files: string[]) {
+  if (files.length === 0) return;
+  console.log(
+    `  left out, since the app does not list ${OPTIONAL_PACKAGES.join(" or ")} (install it and run add-to-app`,
+  );
+  console.log(`  again to add them): ${files.join(", ")}`);
+}
+
 function main() {
   const { target, dryRun, update } = parseArgs(process.argv.slice(2));
   const theirs = checkTarget(target);
@@ -163,7 +172,7 @@ function main() {
   const layout = detectLayout(target);
   const base = layout.base;
 
-  const planned = planFiles(ROOT, layout);
+  const planned = planFiles(ROOT, layout, new Set(Object.keys({ ...theirs.devDependencies, ...theirs.dependencies })));
   const { manifest, problem } = readManifest(target, base);
   let reportPlan: () => void;
   let manifestLine: string;
@@ -188,11 +197,17 @@ function main() {
   ];
   const devCron = addDevCron(target, { base, typescript, next: "./lib/durable/next" }, dryRun);
   changes.push(devCron);
-  const deps = adviseDependencies(ours, theirs, packagesUsed(planned));
+  const deps = adviseDependencies(
+    ours,
+    theirs,
+    // An optional package is in the plan only when the app lists it already.
+    packagesUsed(planned).filter((name) => !OPTIONAL_PACKAGES.includes(name)),
+  );
 
   console.log(`durable-next → ${target}${dryRun ? " (dry run: nothing written)" : ""}`);
   if (problem) console.log(`! ${problem}: treated as missing (--update writes a fresh one)`);
   reportPlan();
+  reportLeftOut(planned.leftOut ?? []);
   console.log(manifestLine);
   reportOldLayout(oldLayoutCopies(target, base));
   reportConfig(changes, dryRun);

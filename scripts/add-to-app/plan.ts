@@ -66,17 +66,54 @@ export function packageOf(spec: string): string | null {
   return builtinModules.includes(name) ? null : name;
 }
 
-export function planFiles(root: string, { base }: Layout): PlannedFile[] {
-  const planned: PlannedFile[] = [];
-  // The toolkit is one folder: its migrations, generated SQL module and table types live in lib/durable/store.
-  for (const rel of filesUnder(root, "lib/durable")) {
-    const dest = base + rel;
-    planned.push({
-      dest,
-      content: rewriteAlias(readFileSync(path.join(root, rel), "utf8"), dest, base),
-      group: "toolkit",
-    });
+/**
+ * Packages only an optional entry of the toolkit imports (lib/durable/drizzle.ts and what only it
+ * uses): an app without one gets none of the files that import it, so its build never looks for it.
+ */
+export const OPTIONAL_PACKAGES = ["drizzle-orm"];
+
+/**
+ * The toolkit's files, less those that import an optional package the app lacks, and, in turn,
+ * those that import a file left out. `missing` lists the optional packages the app does not have.
+ */
+function toolkitFiles(root: string, base: string, missing: string[]): { planned: PlannedFile[]; left: string[] } {
+  let files = filesUnder(root, "lib/durable").map((rel) => ({
+    rel,
+    dest: base + rel,
+    content: rewriteAlias(readFileSync(path.join(root, rel), "utf8"), base + rel, base),
+  }));
+  const left: string[] = [];
+  for (let changed = true; changed; ) {
+    const present = new Set(files.map((f) => f.dest));
+    const out = files.filter((f) =>
+      importsOf(f.content, f.dest).some((spec) =>
+        spec.startsWith(".") ? !resolvesIn(present, f.dest, spec) : missing.includes(packageOf(spec) ?? ""),
+      ),
+    );
+    changed = out.length > 0;
+    left.push(...out.map((f) => f.rel));
+    files = files.filter((f) => !out.includes(f));
   }
+  return { planned: files.map(({ dest, content }) => ({ dest, content, group: "toolkit" as const })), left };
+}
+
+const resolvesIn = (present: Set<string>, from: string, spec: string) => {
+  const target = path.posix.join(path.posix.dirname(from), spec);
+  return [target, `${target}.ts`, `${target}.tsx`, `${target}/index.ts`].some((c) => present.has(c));
+};
+
+/**
+ * What add-to-app writes. `appPackages`: the packages the app lists; the files that need an
+ * optional package outside it are not planned, and `leftOut` names them.
+ */
+export function planFiles(
+  root: string,
+  { base }: Layout,
+  appPackages?: Set<string>,
+): PlannedFile[] & { leftOut?: string[] } {
+  const missing = appPackages ? OPTIONAL_PACKAGES.filter((name) => !appPackages.has(name)) : [];
+  // The toolkit is one folder: its migrations, generated SQL module and table types live in lib/durable/store.
+  const { planned, left } = toolkitFiles(root, base, missing);
 
   const instance = `${base}app/durable.ts`;
   planned.push({
@@ -100,7 +137,7 @@ export function planFiles(root: string, { base }: Layout): PlannedFile[] {
   }
 
   checkSelfContained(planned);
-  return planned;
+  return Object.assign(planned, { leftOut: left });
 }
 
 /** Every relative import of a copied file resolves inside the copy: the toolkit needs nothing else of ours. */
@@ -110,10 +147,8 @@ function checkSelfContained(planned: PlannedFile[]) {
     for (const spec of importsOf(file.content, file.dest)) {
       if (spec.startsWith("@/")) throw new Error(`${file.dest} still imports "${spec}" after rewriting`);
       if (!spec.startsWith(".")) continue;
-      const target = path.posix.join(path.posix.dirname(file.dest), spec);
-      const candidates = [target, `${target}.ts`, `${target}.tsx`, `${target}/index.ts`];
       if (file.group === "instance" && spec.startsWith("./workflows/")) continue;
-      if (!candidates.some((c) => present.has(c))) {
+      if (!resolvesIn(present, file.dest, spec)) {
         throw new Error(
           `${file.dest} imports "${spec}", which add-to-app does not copy: the toolkit would not build there`,
         );

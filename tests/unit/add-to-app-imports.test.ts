@@ -4,7 +4,7 @@
 import path from "node:path";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { importsOf, packagesUsed, planFiles } from "../../scripts/add-to-app/plan";
+import { importsOf, OPTIONAL_PACKAGES, packagesUsed, planFiles } from "../../scripts/add-to-app/plan";
 
 const REPO = path.join(__dirname, "../..");
 
@@ -46,6 +46,17 @@ describe("add-to-app's import scan", () => {
     expect(used).toContain("kysely");
     expect(used).not.toContain("1ms");
     expect(used).not.toContain("running");
-    for (const name of used) expect(ours.dependencies, name).toHaveProperty([name]);
+    for (const name of used.filter((n) => !OPTIONAL_PACKAGES.includes(n)))
+      expect(ours.dependencies, name).toHaveProperty([name]);
+  });
+
+  it("leaves out the files of an optional package the app does not list, and only those", () => {
+    const all = planFiles(REPO, { base: "" }).map((f) => f.dest);
+    const withoutDrizzle = planFiles(REPO, { base: "" }, new Set(["next", "react"]));
+    expect(withoutDrizzle.leftOut).toEqual(["lib/durable/drivers/drizzle-executor.ts", "lib/durable/drizzle.ts"]);
+    expect(packagesUsed(withoutDrizzle)).not.toContain("drizzle-orm");
+    expect(all.filter((f) => !withoutDrizzle.some((w) => w.dest === f))).toEqual(withoutDrizzle.leftOut);
+    const withDrizzle = planFiles(REPO, { base: "" }, new Set(["next", "drizzle-orm"]));
+    expect(withDrizzle.map((f) => f.dest)).toEqual(all);
   });
 });
