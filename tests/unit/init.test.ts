@@ -270,7 +270,7 @@ describe("init", () => {
     expect(help.status).toBe(0);
     expect(help.stdout).toContain("usage: durable-next init");
     expect(init("--version").stdout.trim()).toBe(VERSION);
-  });
+  }, 120_000);
 });
 
 describe("next.config edits", () => {

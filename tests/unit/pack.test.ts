@@ -178,7 +178,7 @@ describe("npm run pack", () => {
         .filter((line) => /^(consumer\.ts|node_modules\/durable-next\/)/.test(line));
       expect(ours, `${resolution}:\n${result.stdout}`).toEqual([]);
     }
-  }, 240_000);
+  }, 400_000);
 });
 
 const PROBE = `const names = {};
