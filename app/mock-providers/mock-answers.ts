@@ -145,7 +145,8 @@ export function answerFor(prompt: string): string {
     const match = general.answer.exec(asked);
     if (match) return general.brief(match[1] ?? "");
   }
-  const opening = `The short answer: it comes down to a few facts about ${phrase(keyTerms(asked))}, and most can be checked.`;
+  const about = phrase(keyTerms(asked));
+  const opening = `The short answer: it comes down to a few facts about ${about}, and most can be checked.`;
   return [opening, ...pick(GENERAL_SENTENCES, 1, asked)].join(" ");
 }
 
