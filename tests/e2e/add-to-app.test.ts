@@ -163,7 +163,7 @@ describe("add-to-app", () => {
       expect(inDir("src/app/api/durable/runs/route.ts")).toContain(`from "../../../durable"`);
       expect(inDir("src/app/durable.ts")).toContain(`from "../lib/durable"`);
       expect(inDir("next.config.mjs")).toBe(
-        `export default {\n  serverExternalPackages: ["@electric-sql/pglite", "sharp"],\n};\n`,
+        `export default {\n  serverExternalPackages: ["@electric-sql/pglite", "sharp"],\n  allowedDevOrigins: ["localhost", "127.0.0.1"],\n};\n`,
       );
       expect(JSON.parse(inDir("vercel.json")).crons).toEqual([{ path: "/api/durable/tick", schedule: "* * * * *" }]);
       expect(result.output).toMatch(/\.gitignore\s+TO DO: does not exist/);
@@ -211,7 +211,10 @@ describe("add-to-app", () => {
     // The manifest: every file add-to-app wrote, with the hash of what it wrote, and the version.
     const manifest: Manifest = JSON.parse(read(MANIFEST));
     expect(manifest.toolkit.version).toBe(ours.version);
-    const wrote = planFiles(REPO_ROOT, { base: "" })
+    // The minimal app lists no drizzle-orm: the Drizzle entry and its executor are left out.
+    const theirs = JSON.parse(read("package.json"));
+    const appPackages = new Set(Object.keys({ ...theirs.dependencies, ...theirs.devDependencies }));
+    const wrote = planFiles(REPO_ROOT, { base: "" }, appPackages)
       .map((f) => f.dest)
       .filter((dest) => dest !== "app/api/durable/tick/route.ts"); // the app's own, not written
     expect(Object.keys(manifest.files).sort()).toEqual(wrote.sort());

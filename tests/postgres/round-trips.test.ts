@@ -36,19 +36,21 @@ afterAll(async () => {
 const kindOf = (q: string) =>
   /durable_finish_and_claim/.test(q)
     ? "finish + claim"
-    : /durable_claim_run/.test(q)
-      ? "claim"
-      : /durable_record_step/.test(q)
-        ? "receipt"
-        : /durable_finish_run/.test(q)
-          ? "finish"
-          : /^begin/i.test(q)
-            ? "begin"
-            : /^commit/i.test(q)
-              ? "commit"
-              : /rt_effects/.test(q)
-                ? "effect"
-                : q.slice(0, 30);
+    : /min\(wake_at\)/i.test(q)
+      ? "next wake"
+      : /durable_claim_run/.test(q)
+        ? "claim"
+        : /durable_record_step/.test(q)
+          ? "receipt"
+          : /durable_finish_run/.test(q)
+            ? "finish"
+            : /^begin/i.test(q)
+              ? "begin"
+              : /^commit/i.test(q)
+                ? "commit"
+                : /rt_effects/.test(q)
+                  ? "effect"
+                  : q.slice(0, 30);
 
 it("claim 1, run step 1, tx step its statement + 3, the last step, the completion and the next claim 1", async () => {
   await durable.start(rt, {}, { id: "rt-1" });
@@ -62,6 +64,7 @@ it("claim 1, run step 1, tx step its statement + 3, the last step, the completio
     "receipt",
     "commit", // tx step: its statement + 3
     "finish + claim", // the value step's receipt and the tick's next claim (finding none) ride on the completion
+    "next wake", // once per tick, not per run: the report's nextWakeAt (docs/guide/http-routes.md, "The tick report")
   ]);
 });
 
@@ -73,7 +76,7 @@ it("a tick loop's completion claims its next run: two runs cost one claim statem
   const kinds = statements.map(kindOf);
   expect(kinds.filter((k) => k === "claim")).toEqual(["claim"]);
   expect(kinds.filter((k) => k === "finish + claim")).toHaveLength(2);
-  expect(kinds).toHaveLength(1 + 2 * 6);
+  expect(kinds).toHaveLength(1 + 2 * 6 + 1); // the claim, 6 a run, the tick's one next-wake read
 });
 
 it("advance(id) of one run does not chain a claim onto its completion", async () => {
