@@ -18,7 +18,6 @@ const ours = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8
 const app = mkdtempSync(path.join(os.tmpdir(), "durable-e2e-add-to-app-"));
 
 const MY_TICK_ROUTE = `// The app's own route at the path the toolkit would use: add-to-app must leave it alone.
-export const dynamic = "force-dynamic";
 export function GET() {
   return new Response("my own tick");
 }

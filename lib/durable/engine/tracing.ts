@@ -11,7 +11,7 @@ import type { Execution, Stop } from "./execution";
 
 export const TRACER_NAME = "durable-next";
 /** The toolkit's version (package.json, checked by tests/engine/tracing.test.ts). */
-export const TRACER_VERSION = "0.1.0";
+export const TRACER_VERSION = "0.2.0";
 
 export const SPAN_INVOCATION = "durable.invocation";
 export const SPAN_RUN = "durable.run";

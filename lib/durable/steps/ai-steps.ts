@@ -25,9 +25,11 @@ const DEFAULT_CONCURRENCY = 4;
 
 /**
  * The AI SDK, loaded the first time an AI step's body runs: a workflow that never calls a model
- * never loads it, and a replay answered from receipts does not either (docs/decisions.md).
+ * never loads it, and a replay answered from receipts does not either (docs/decisions.md). `ai` is
+ * an optional peer of the package (docs/guide/installing.md, "The entry points and the packages they need"), so the
+ * bundler is told to leave this import to Node at run time: an app without `ai` builds.
  */
-const loadAi = () => import("ai");
+const loadAi = (): Promise<typeof import("ai")> => import(/* webpackIgnore: true */ /* turbopackIgnore: true */ "ai");
 
 /** An AiTextResult from a partial one: what a mocked AI step records (lib/durable/testing.ts). */
 export function completeAiTextResult(partial: Partial<AiTextResult> = {}): AiTextResult {

@@ -1,8 +1,8 @@
 // The apps a new user starts from (tests/fixtures/apps: create-next-app's own output), copied into
 // a temp dir and installed for real with npm, and what a user adds to them: a workflow with a sleep
 // and a signal, and a client page that watches a run with the status hook.
-import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -81,7 +81,9 @@ export const order = defineWorkflow({
   input: z.object({ item: z.string() }),
   async run(ctx, input) {
     const placed = await ctx.step.run("place", () => ({ item: input.item, at: new Date().toISOString() }));
-    await ctx.step.sleep("cool-off", "2s");
+    // Longer than a wait the engine sits out in the request (5 s): the run parks, and only a
+    // later call wakes it (the local cron under next dev; the page's status reads under next start).
+    await ctx.step.sleep("cool-off", "6s");
     const approval = await ctx.step.waitForSignal("approval", {
       timeout: "10m",
       schema: z.object({ by: z.string() }),
@@ -100,7 +102,7 @@ function RunState({ id, token }: { id: string; token: string }) {
   const { run, error } = useDurableRun(id, { token });
   if (!run) return <p data-testid="run">{error ? error.message : "loading"}</p>;
   return (
-    <p data-testid="run" data-status={run.status}>
+    <p data-testid="run" data-status={run.status} data-waiting-for={run.waitingFor?.kind ?? ""}>
       {run.status}: {run.steps.filter((s) => s.status === "completed").length} steps done
       {run.output ? \` \${JSON.stringify(run.output)}\` : ""}
     </p>
@@ -153,4 +155,36 @@ export function printedInstalls(output: string): string[][] {
     "--prefer-offline",
     ...m[1]!.trim().split(/\s+/),
   ]);
+}
+
+/** `npm run pack -- --out <dir>`: the package built from this tree; resolves with the tarball's path. */
+export async function packTarball(out: string): Promise<string> {
+  const output = await npm(REPO_ROOT, ["run", "--silent", "pack", "--", "--out", out]);
+  const tarball = output.split("\n").find((line) => line.endsWith(".tgz"));
+  if (!tarball) throw new Error(`npm run pack printed no tarball:\n${output}`);
+  return tarball.trim();
+}
+
+/** The release before this one, as users installed it (tests/fixtures/packages; docs/guide/installing.md). */
+export function previousTarball(): string {
+  const dir = path.join(REPO_ROOT, "tests/fixtures/packages");
+  const tarballs = readdirSync(dir).filter((name) => /^durable-next-.*\.tgz$/.test(name));
+  if (tarballs.length !== 1) throw new Error(`${dir} should hold one durable-next-*.tgz, not ${tarballs}`);
+  return path.join(dir, tarballs[0]!);
+}
+
+/** `npx durable-next init` in the app, as its user runs it; resolves with what it printed. */
+export const initApp = (dir: string) => npx(dir, ["durable-next", "init"]);
+
+/** `npx args…` in `dir`, from the app's own node_modules/.bin. */
+export function npx(dir: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // Not this test run's vitest variables: a vitest started here is the app's own.
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([key]) => !key.startsWith("VITEST") && key !== "NODE_ENV"),
+    ) as NodeJS.ProcessEnv;
+    execFile("npx", ["--no-install", ...args], { cwd: dir, env, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`npx ${args.join(" ")} failed:\n${stdout}${stderr}`)) : resolve(`${stdout}${stderr}`),
+    );
+  });
 }

@@ -7,7 +7,10 @@ import { REPO_ROOT } from "./next-server";
 
 const ours = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
 
-/** The files of a minimal app as create-next-app writes them (TypeScript, app router, `@/` alias). */
+/**
+ * The files of a minimal app as create-next-app 16.4 writes them (TypeScript, app router, `@/`
+ * alias, `cacheComponents`), less Tailwind and the fonts: tests/fixtures/apps holds the real ones.
+ */
 export function writeMinimalApp(
   dir: string,
   { install = true, files: extra = {} }: { install?: boolean; files?: Record<string, string> } = {},
@@ -59,7 +62,8 @@ export function writeMinimalApp(
     ),
     "next.config.ts":
       `import type { NextConfig } from "next";\n\n` +
-      `const nextConfig: NextConfig = {\n  /* config options here */\n};\n\nexport default nextConfig;\n`,
+      `const nextConfig: NextConfig = {\n  /* config options here */\n  cacheComponents: true,\n  partialPrefetching: true,\n};\n\n` +
+      `export default nextConfig;\n`,
     ".gitignore": "/node_modules\n/.next/\n",
     "app/layout.tsx":
       "export default function RootLayout({ children }: { children: React.ReactNode }) {\n" +
