@@ -162,7 +162,8 @@ describe("add-to-app", () => {
       expect(inDir("src/app/api/durable/runs/route.ts")).toContain(`from "../../../durable"`);
       expect(inDir("src/app/durable.ts")).toContain(`from "../lib/durable"`);
       expect(inDir("next.config.mjs")).toBe(
-        `export default {\n  serverExternalPackages: ["@electric-sql/pglite", "sharp"],\n  allowedDevOrigins: ["localhost", "127.0.0.1"],\n};\n`,
+        `export default {\n  serverExternalPackages: ["@electric-sql/pglite", "sharp"],\n` +
+          `  allowedDevOrigins: ["localhost", "127.0.0.1"],\n};\n`,
       );
       expect(JSON.parse(inDir("vercel.json")).crons).toEqual([{ path: "/api/durable/tick", schedule: "* * * * *" }]);
       expect(result.output).toMatch(/\.gitignore\s+TO DO: does not exist/);

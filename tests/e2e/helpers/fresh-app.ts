@@ -62,7 +62,8 @@ export function writeMinimalApp(
     ),
     "next.config.ts":
       `import type { NextConfig } from "next";\n\n` +
-      `const nextConfig: NextConfig = {\n  /* config options here */\n  cacheComponents: true,\n  partialPrefetching: true,\n};\n\n` +
+      `const nextConfig: NextConfig = {\n  /* config options here */\n` +
+      `  cacheComponents: true,\n  partialPrefetching: true,\n};\n\n` +
       `export default nextConfig;\n`,
     ".gitignore": "/node_modules\n/.next/\n",
     "app/layout.tsx":
