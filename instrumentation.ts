@@ -8,8 +8,9 @@ export async function register() {
   // OTEL_SDK_DISABLED=true turns it off.
   registerOTel({ serviceName: "durable-next" });
 
-  // Under `next dev` only: a local stand-in for Vercel Cron that calls /api/durable/tick every few
-  // seconds (DURABLE_DEV_CRON_MS), so sleeps and retry delays come due with nothing else running.
+  // Under `next dev` only: a local stand-in for Vercel Cron that calls /api/durable/tick when the
+  // next run wakes and at least every 5 s (DURABLE_DEV_CRON_MS), so sleeps and retry delays end on
+  // time with nothing else running.
   // The condition is compiled away in production builds, where Vercel Cron calls the route.
   if (process.env.NEXT_RUNTIME === "nodejs" && process.env.NODE_ENV === "development") {
     const { startDevCron } = await import("@/lib/durable/next");

@@ -186,7 +186,7 @@ describe("add-to-app", () => {
       expect(inDir("instrumentation.ts")).toBe(own);
       expect(result.output).toMatch(/instrumentation\.ts\s+TO DO: is your app's: so that runs tick under next dev/);
       expect(result.output).toContain(`const { startDevCron } = await import("./lib/durable/next");`);
-      expect(result.output).toContain("(instrumentation.ts, every 5 s)");
+      expect(result.output).toContain("(instrumentation.ts: at each run's wake time, at least every 5 s)");
     });
   });
 

@@ -91,7 +91,8 @@ export function addDevCron(target: string, { base, typescript, next }: DevCronTa
   if (!existing) {
     const rel = `${base}instrumentation.${typescript ? "ts" : "js"}`;
     if (!dryRun) writeFileSync(path.join(target, rel), instrumentationFile(next), { flag: "wx" });
-    return { file: rel, outcome: "created", note: "starts a local cron under next dev (calls the tick every 5 s)" };
+    const note = "starts a local cron under next dev (ticks at each wake time, at least every 5 s)";
+    return { file: rel, outcome: "created", note };
   }
   if (readFileSync(path.join(target, existing), "utf8").includes("startDevCron")) {
     return { file: existing, outcome: "unchanged", note: "already starts the local cron" };

@@ -49,7 +49,8 @@ export function workflowStep({ defineFrom, registry, devCronFile, cronPath }: Wo
       "GET /api/durable/runs/<id>, Authorization: Bearer <statusToken>.",
     "     Runs advance right after each start, signal and status read; the cron is the backstop that wakes",
     "     sleeps and retry delays nobody looks at. Under next dev the local cron stands in for Vercel Cron",
-    `     (${devCronFile}, every 5 s); in production Vercel Cron calls ${cronPath} (vercel.json).`,
+    `     (${devCronFile}: at each run's wake time, at least every 5 s); in production Vercel Cron calls`,
+    `     ${cronPath} (vercel.json).`,
     `     (Vercel's Hobby plan allows daily crons only: there, make the schedule of ${cronPath} daily, ` +
       `e.g. "0 3 * * *".)`,
   ].join("\n");

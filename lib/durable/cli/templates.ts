@@ -95,10 +95,11 @@ export const devCronCall = (next: string) =>
 export function instrumentationFile(next: string): string {
   return `// Next.js calls register() once when the server starts.
 export async function register() {
-  // Under \`next dev\` only: a local stand-in for Vercel Cron that calls /api/durable/tick every few
-  // seconds (DURABLE_DEV_CRON_MS; DURABLE_DEV_CRON=off stops it), so sleeps and retry delays come
-  // due with nothing else running. Compiled away in production builds, where Vercel Cron calls the
-  // route. next dev logs each call; to hide them, add to next.config:
+  // Under \`next dev\` only: a local stand-in for Vercel Cron that calls /api/durable/tick when the
+  // next run wakes and at least every 5 s (DURABLE_DEV_CRON_MS; DURABLE_DEV_CRON=off stops it), so
+  // sleeps and retry delays end on time with nothing else running. Compiled away in production
+  // builds, where Vercel Cron calls the route. next dev logs each call; to hide them, add to
+  // next.config:
   //   logging: { incomingRequests: { ignore: [/^\\/api\\/durable\\/tick/] } }
   ${devCronCall(next)}
 }
