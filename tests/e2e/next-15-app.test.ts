@@ -3,36 +3,18 @@
 // add-to-app prints, and one workflow with a sleep and a signal. Under `next dev` and under
 // `next build` + `next start`, its own scripts' flags (Turbopack): the run completes through the
 // route files the toolkit wrote, watched by the status hook in a page opened at 127.0.0.1.
-import { rmSync } from "node:fs";
-import path from "node:path";
-import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM, CHROMIUM_FLAGS } from "./helpers/chromium";
-import { makeSecrets } from "./helpers/durable-client";
-import {
-  addOrderWorkflow,
-  copyFixture,
-  npm,
-  npmInstall,
-  printedInstalls,
-  scriptArgs,
-  startFontServer,
-} from "./helpers/fixture-app";
+import { addOrderWorkflow, copyFixture, npm, npmInstall, printedInstalls } from "./helpers/fixture-app";
+import { FixtureSession } from "./helpers/fixture-session";
 import { addToApp } from "./helpers/fresh-app";
-import { buildApp, type NextServer, startNext, startNextDev } from "./helpers/next-server";
 import { orderToCompletion } from "./helpers/order-scenario";
 
 describe("a Next 15 app from create-next-app, with the toolkit copied in by add-to-app", () => {
   const app = copyFixture("next-15");
-  const secrets = makeSecrets();
-  let fonts: Awaited<ReturnType<typeof startFontServer>>;
-  let browser: Browser;
-  let server: NextServer | undefined;
-  let env: Record<string, string | undefined>;
+  let session: FixtureSession;
 
   beforeAll(async () => {
-    fonts = await startFontServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+    session = await FixtureSession.open(app);
     await npmInstall(app);
     const added = addToApp(app);
     if (added.status !== 0) throw new Error(`add-to-app failed:\n${added.output}`);
@@ -40,32 +22,19 @@ describe("a Next 15 app from create-next-app, with the toolkit copied in by add-
     expect(installs.length, added.output).toBeGreaterThan(0);
     for (const args of installs) await npm(app, args);
     addOrderWorkflow(app, { lib: "../../lib/durable", react: "../../lib/durable/react" });
-    // No DATABASE_URL: the embedded PGlite in the app's .durable/, as a new user runs it.
-    env = { ...secrets.env, ...fonts.env, DATABASE_URL: undefined, DURABLE_DRIVER: undefined };
   }, 600_000);
 
-  afterAll(async () => {
-    await server?.stop();
-    await browser?.close();
-    await fonts?.close();
-    rmSync(app, { recursive: true, force: true });
-  });
+  afterAll(() => session?.close(), 120_000);
 
   it("completes a run with a sleep and a signed signal under next dev", async () => {
-    server = await startNextDev({ dir: app, env, args: scriptArgs(app, "dev") });
-    await orderToCompletion(server, secrets, browser, "order-dev");
+    const server = await session.dev();
+    await orderToCompletion(server, session.secrets, session.browser, "order-dev");
     expect(server.output()).not.toMatch(/not compatible with|Error: Route segment config/);
-    await server.stop();
-    server = undefined;
+    await session.stop();
   }, 300_000);
 
   it("builds, and completes a run under next start", async () => {
-    // Next 15's dev server writes into .next too: build from a clean one, as after a fresh clone.
-    rmSync(path.join(app, ".next"), { recursive: true, force: true });
-    await buildApp(app, { args: scriptArgs(app, "build"), env: fonts.env as Record<string, string> });
-    server = await startNext({ dir: app, env, args: scriptArgs(app, "start") });
-    await orderToCompletion(server, secrets, browser, "order-start");
-    await server.stop();
-    server = undefined;
+    await orderToCompletion(await session.buildAndStart(), session.secrets, session.browser, "order-start");
+    await session.stop();
   }, 300_000);
 });

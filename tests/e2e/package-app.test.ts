@@ -4,13 +4,10 @@
 // it prints, and one workflow with a sleep and a signal. Under `next dev` and under `next build` +
 // `next start` the run completes through the route files init wrote, watched by the status hook in
 // a page opened at 127.0.0.1; and the testing guide's recipe runs as written with `npx vitest run`.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM, CHROMIUM_FLAGS } from "./helpers/chromium";
-import { makeSecrets } from "./helpers/durable-client";
 import {
   addOrderWorkflow,
   copyFixture,
@@ -20,10 +17,9 @@ import {
   npx,
   packTarball,
   printedInstalls,
-  scriptArgs,
-  startFontServer,
 } from "./helpers/fixture-app";
-import { buildApp, type NextServer, REPO_ROOT, startNext, startNextDev } from "./helpers/next-server";
+import { FixtureSession } from "./helpers/fixture-session";
+import { REPO_ROOT } from "./helpers/next-server";
 import { orderToCompletion } from "./helpers/order-scenario";
 
 const TESTING_GUIDE = path.join(REPO_ROOT, "docs/guide/testing.md");
@@ -46,38 +42,24 @@ function testingRecipe() {
 describe("the app create-next-app 16.4 writes, with the durable-next package and init", () => {
   const app = copyFixture("create-next-app-16");
   const out = mkdtempSync(path.join(os.tmpdir(), "durable-e2e-pack-"));
-  const secrets = makeSecrets();
-  let fonts: Awaited<ReturnType<typeof startFontServer>>;
-  let browser: Browser;
-  let server: NextServer | undefined;
-  let env: Record<string, string | undefined>;
+  let session: FixtureSession;
   let initOutput = "";
 
   beforeAll(async () => {
-    fonts = await startFontServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+    session = await FixtureSession.open(app, out);
     const [tarball] = await Promise.all([packTarball(out), npmInstall(app)]);
     await npmInstall(app, tarball);
     initOutput = await initApp(app);
     for (const args of printedInstalls(initOutput)) await npm(app, args);
     addOrderWorkflow(app, { lib: "durable-next", react: "durable-next/react" });
-    // No DATABASE_URL: the embedded PGlite in the app's .durable/, as a new user runs it.
-    env = { ...secrets.env, ...fonts.env, DATABASE_URL: undefined, DURABLE_DRIVER: undefined };
   }, 600_000);
 
-  afterAll(async () => {
-    await server?.stop();
-    await browser?.close();
-    await fonts?.close();
-    rmSync(app, { recursive: true, force: true });
-    rmSync(out, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => session?.close(), 120_000);
 
   it("init wrote the routes, the instance and the config, and told what to install", () => {
     const read = (rel: string) => readFileSync(path.join(app, rel), "utf8");
-    expect(read("app/api/durable/tick/route.ts")).toBe(
-      readFileSync(path.join(REPO_ROOT, "app/api/durable/tick/route.ts"), "utf8"),
-    );
+    const ours = (rel: string) => readFileSync(path.join(REPO_ROOT, rel), "utf8");
+    expect(read("app/api/durable/tick/route.ts")).toBe(ours("app/api/durable/tick/route.ts"));
     expect(read("app/durable.ts")).toMatch(/from "durable-next"/);
     expect(read("next.config.ts")).toMatch(/cacheComponents: true/);
     expect(read("next.config.ts")).toMatch(/serverExternalPackages: \["@electric-sql\/pglite"\]/);
@@ -90,20 +72,16 @@ describe("the app create-next-app 16.4 writes, with the durable-next package and
   });
 
   it("completes a run with a sleep and a signed signal under next dev", async () => {
-    server = await startNextDev({ dir: app, env, args: scriptArgs(app, "dev") });
-    await orderToCompletion(server, secrets, browser, "order-dev");
+    const server = await session.dev();
+    await orderToCompletion(server, session.secrets, session.browser, "order-dev");
     expect(server.output()).not.toMatch(/not compatible with|Route segment config/);
     expect(server.output()).toContain("[durable cron]");
-    await server.stop();
-    server = undefined;
+    await session.stop();
   }, 300_000);
 
   it("builds, and completes a run under next start with only the page reading it", async () => {
-    await buildApp(app, { args: scriptArgs(app, "build"), env: fonts.env as Record<string, string> });
-    server = await startNext({ dir: app, env, args: scriptArgs(app, "start") });
-    await orderToCompletion(server, secrets, browser, "order-start");
-    await server.stop();
-    server = undefined;
+    await orderToCompletion(await session.buildAndStart(), session.secrets, session.browser, "order-start");
+    await session.stop();
   }, 300_000);
 
   it("runs the testing guide's recipe as written", async () => {

@@ -45,16 +45,6 @@ export function npm(dir: string, args: string[], timeoutMs = 300_000): Promise<s
 export const npmInstall = (dir: string, ...packages: string[]) =>
   npm(dir, ["install", "--no-audit", "--no-fund", "--prefer-offline", ...packages]);
 
-/** The versions this repository pins, for the packages an app installs beside a copied toolkit. */
-export function ourVersions(names: string[]): string[] {
-  const ours = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
-  return names.map((name) => {
-    const version = ours.dependencies[name] ?? ours.devDependencies[name];
-    if (!version) throw new Error(`package.json pins no version of ${name}`);
-    return `${name}@${version}`;
-  });
-}
-
 /**
  * A local stand-in for fonts.gstatic.com (this machine reaches only the npm registry) and the
  * environment that points next/font at it: the fixtures' layouts load Geist from Google Fonts.
