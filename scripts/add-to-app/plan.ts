@@ -6,6 +6,7 @@ import { builtinModules } from "node:module";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { detectLayout, type Layout } from "../../lib/durable/cli/app-layout";
+import { routeFiles } from "../../lib/durable/cli/route-files";
 import { instanceFile } from "../../lib/durable/cli/templates";
 import { writeFiles } from "../../lib/durable/cli/write-files";
 import { importSpecifiers } from "./imports";
@@ -125,16 +126,9 @@ export function planFiles(
     group: "instance",
   });
 
-  // Our route files are thin (maxDuration, the handlers of app/durable.ts): the same files
-  // serve the other app once their imports point at its instance.
-  for (const rel of filesUnder(root, "app/api/durable").filter((f) => f.endsWith("/route.ts"))) {
-    const dest = base + rel;
-    planned.push({
-      dest,
-      content: rewriteAlias(readFileSync(path.join(root, rel), "utf8"), dest, base),
-      group: "route",
-    });
-  }
+  // The route files init writes too (the reference app's text, tests/unit/init.test.ts checks),
+  // importing the instance by a relative path: the other app's `@/` alias may not reach it.
+  for (const file of routeFiles(base, false)) planned.push({ ...file, group: "route" });
 
   checkSelfContained(planned);
   return Object.assign(planned, { leftOut: left });
