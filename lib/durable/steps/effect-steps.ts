@@ -17,6 +17,7 @@ import { heartbeatRun, type RecordResult, type StepRecord } from "../store";
 import type { StepInfo, StepOptions } from "../types";
 import { type Body, type BodyResult, type EffectKind, Rollback } from "./effect-body";
 import { externalKeyFor } from "./external-key";
+import { stopAsLostOwner } from "./lost-claim";
 import { pause } from "./pause";
 import { canRetry, type RetryPolicy, resolveRetryPolicy, retryDelayMs } from "./retry-policy";
 import { kyselyTxRunner, type TxRunner, txBody } from "./tx-step";
@@ -270,12 +271,7 @@ async function beat(exec: Execution, recorder: StepRecorder, id: string): Promis
   if (exec.stopReason?.kind === "lost") throw new StepLeaseLostError(`step "${id}": ${exec.stopReason.reason}`);
   // Past the invocation's deadline the lease may be gone already: never answer "owned" then.
   const state = exec.remainingMs() <= 0 ? "expired" : await heartbeatRun(exec.db, exec.runId, exec.fence);
-  if (state !== "owned") {
-    const reason = state === "cancelled" ? "cancelled" : state === "expired" ? "lease expired" : "lease lost";
-    recorder.noteFenceRejected(id, "heartbeat", reason);
-    exec.requestStop({ kind: "lost", reason });
-    throw new StepLeaseLostError(`step "${id}": ${reason}`);
-  }
+  if (state !== "owned") throw new StepLeaseLostError(`step "${id}": ${stopAsLostOwner(exec, recorder, id, state)}`);
 }
 
 /**

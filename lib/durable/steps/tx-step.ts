@@ -11,6 +11,7 @@ import { InvalidInputError, ResultTooLargeError } from "../errors";
 import { type DurableDb, type Executor, heartbeatRun, insertEvent } from "../store";
 import type { StepInfo, StepOptions } from "../types";
 import { type Body, type BodyResult, Rollback } from "./effect-body";
+import { stopAsLostOwner } from "./lost-claim";
 
 /**
  * Opens the transaction of a `tx` step and runs `work` in it: it commits when `work` resolves and
@@ -136,9 +137,7 @@ async function confirmSameDatabase(
   if (state === null) throw notTheStore(id, foreign.name, `run "${exec.runId}" is not in that database`);
   if (state !== "owned") {
     // The database is the store's, but the claim is gone: stop as a lost owner, write nothing.
-    const reason = state === "cancelled" ? "cancelled" : state === "expired" ? "lease expired" : "lease lost";
-    recorder.noteFenceRejected(id, "heartbeat", reason);
-    exec.requestStop({ kind: "lost", reason });
+    stopAsLostOwner(exec, recorder, id, state);
     throw new Rollback(null, false);
   }
   const stores = CONFIRMED.get(foreign.handle) ?? new WeakSet<DurableDb>();
