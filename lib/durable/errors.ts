@@ -264,6 +264,51 @@ export class RunStateConflictError extends DurableError {
   }
 }
 
+/**
+ * Thrown by `ctx.step.invoke` in the parent when its child run failed or was cancelled: the
+ * child's id, how it ended, and its stored error. The body may catch it; a replay throws it again.
+ */
+export class ChildRunFailedError extends DurableError {
+  readonly childId: string;
+  readonly childStatus: "failed" | "cancelled";
+  readonly error: { code: string; message: string; name?: string } | null;
+  constructor(
+    info: {
+      childId: string;
+      childStatus: "failed" | "cancelled";
+      error: { code: string; message: string; name?: string } | null;
+    },
+    options?: DurableErrorOptions,
+  ) {
+    super(
+      "child_run_failed",
+      `child run "${info.childId}" ${info.childStatus}: ${info.error?.message ?? "no message"}`,
+      options,
+    );
+    this.name = "ChildRunFailedError";
+    this.childId = info.childId;
+    this.childStatus = info.childStatus;
+    this.error = info.error;
+  }
+  static is(e: unknown): e is ChildRunFailedError {
+    return hasName(e, "ChildRunFailedError");
+  }
+}
+
+/**
+ * Thrown by `completeCallback` (and answered 404 by the callback route, with the same body) for a
+ * token that is malformed, forged, or names no callback: which of these is not said.
+ */
+export class CallbackNotFoundError extends DurableError {
+  constructor(options?: DurableErrorOptions) {
+    super("callback_not_found", "no such callback", options);
+    this.name = "CallbackNotFoundError";
+  }
+  static is(e: unknown): e is CallbackNotFoundError {
+    return hasName(e, "CallbackNotFoundError");
+  }
+}
+
 /** The longest error message stored, in UTF-16 code units; the rest is cut (with "…"). */
 export const MAX_ERROR_MESSAGE_LENGTH = 16_384;
 

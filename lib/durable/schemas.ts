@@ -3,8 +3,8 @@ import * as z from "zod";
 // zod owns the enums: the SQL check constraints are compared with these in a test.
 export const runStatusValues = z.enum(["pending", "running", "waiting", "completed", "failed", "cancelled"]);
 export const stepStatusValues = z.enum(["running", "waiting", "completed", "failed"]);
-export const stepKindValues = z.enum(["run", "tx", "value", "sleep", "signal", "poll", "ai"]);
-export const waitKindValues = z.enum(["signal", "sleep", "poll", "retry"]);
+export const stepKindValues = z.enum(["run", "tx", "value", "sleep", "signal", "poll", "ai", "invoke", "start", "any", "callback"]);
+export const waitKindValues = z.enum(["signal", "sleep", "poll", "retry", "run", "any", "callback"]);
 export const terminalStatuses = ["completed", "failed", "cancelled"] as const;
 
 const errorShape = z.object({ code: z.string(), message: z.string() });
@@ -29,6 +29,22 @@ export const stepStatusSchema = z.object({
     })
     .optional(),
   modelId: z.string().optional(),
+  /** An `invoke` or `start`: the child run's id. */
+  childId: z.string().optional(),
+  /** A race (`waitForAny`, `waitForCallback`, `invoke`): its branches, and the winner once decided. */
+  branches: z
+    .array(
+      z.object({
+        name: z.string(),
+        kind: z.enum(["signal", "sleep", "run", "callback"]),
+        /** The signal name, the wake time (ISO 8601), the run id, or the callback's step id. */
+        target: z.string(),
+      }),
+    )
+    .optional(),
+  winner: z.string().nullable().optional(),
+  /** A wait's deadline (an invoke's timeout, a signal wait's, a callback's), ISO 8601. */
+  deadlineAt: z.string().nullable().optional(),
 });
 
 /** What `status()` and `GET /api/durable/runs/{id}` answer (README, "HTTP routes"). */
@@ -46,6 +62,10 @@ export const runStatusSchema = z.object({
   error: errorShape.nullable(),
   attempts: z.number().int(),
   warnings: z.array(z.string()),
+  /** The run whose `invoke` or `start` started this one (null: none; always present in answers). */
+  parentId: z.string().nullable().optional(),
+  /** Past it the run fails with `deadline_exceeded` (ISO 8601; null: none; always present in answers). */
+  deadlineAt: z.string().nullable().optional(),
   steps: z.array(stepStatusSchema),
 });
 /** A run's status; `TOutput` types `output` when the call named the workflow (`status(id, { workflow })`). */

@@ -12,10 +12,29 @@ import type { z } from "zod";
 export type Duration = number | string;
 
 export type RunState = "pending" | "running" | "waiting" | "completed" | "failed" | "cancelled";
-export type StepKind = "run" | "tx" | "value" | "sleep" | "signal" | "poll" | "ai";
+export type StepKind =
+  | "run"
+  | "tx"
+  | "value"
+  | "sleep"
+  | "signal"
+  | "poll"
+  | "ai"
+  /** A child run waited on (`ctx.step.invoke`). */
+  | "invoke"
+  /** A child run started and not waited on (`ctx.step.start`). */
+  | "start"
+  /** A race (`ctx.step.waitForAny`) or a wait on a callback (`ctx.step.waitForCallback`). */
+  | "any"
+  /** A callback URL made (`ctx.step.callback`). */
+  | "callback";
 export type StepState = "running" | "waiting" | "completed" | "failed";
 /** What a waiting run waits for, as `RunStatus.waitingFor` shows it. */
-export type WaitingFor = { kind: "signal" | "sleep" | "poll" | "retry"; name: string };
+export type WaitingFor = {
+  /** "run": a child run (`invoke`, the first when several); "any": a race; "callback": a callback URL. */
+  kind: "signal" | "sleep" | "poll" | "retry" | "run" | "any" | "callback";
+  name: string;
+};
 
 /** A step's or run's error as stored. */
 export interface StoredError {
@@ -81,6 +100,12 @@ export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals 
    * and `input` (docs/guide/schedules.md, "Schedules"). `timezone` is an IANA name ("UTC" by default).
    */
   schedule?: { cron: string; timezone?: string; input?: z.input<TInput> };
+  /**
+   * How long a run may take from its start, on the database clock: past it the run fails with
+   * code `deadline_exceeded`, its executing step's `abortSignal` aborts and nothing more is
+   * written (docs/guide/composition.md, "Deadlines"). `start(..., { deadline })` may set an earlier one.
+   */
+  deadline?: Duration;
   run(ctx: WorkflowContext<z.output<TInput>, TSignals>, input: z.output<TInput>): Promise<TOutput>;
 }
 
@@ -215,6 +240,105 @@ export interface StepApi<TSignals extends SignalSchemas = SignalSchemas> {
   waitFor<T>(id: string, options: WaitForOptions<T>): Promise<Jsonified<T>>;
   /** Calls to a model through the AI SDK (`ai`, loaded on first use), one receipt each. */
   ai: AiSteps;
+  /**
+   * Starts a child run of `workflow` (id `options.id`, default `<run id>/<step id>`; idempotent on
+   * it) and waits until it ends, with nothing running meanwhile: its output, typed by the child's
+   * `output` schema. A failed or cancelled child throws `ChildRunFailedError`; past `timeout` the
+   * child is cancelled and `StepTimeoutError` is thrown (docs/guide/composition.md, "Child runs").
+   */
+  invoke<W extends AnyWorkflow>(
+    id: string,
+    workflow: W,
+    input: z.input<W["input"]>,
+    options?: InvokeOptions,
+  ): Promise<OutputOf<W>>;
+  /** Starts a child run and goes on; journaled, so a replay starts nothing. */
+  start<W extends AnyWorkflow>(
+    id: string,
+    workflow: W,
+    input: z.input<W["input"]>,
+    options?: { id?: string },
+  ): Promise<ChildRun>;
+  /**
+   * Waits for the first of several branches, decided by the database clock in one write: the
+   * winning branch's name and its value. A delivery to a losing signal branch stays in the
+   * mailbox for a later wait; a losing sleep leaves nothing behind (docs/guide/composition.md, "Races").
+   */
+  waitForAny<const B extends Record<string, RaceBranch<TSignals>>>(
+    id: string,
+    branches: B,
+  ): Promise<RaceResult<B, TSignals>>;
+  /**
+   * A callback URL for this run: `POST` a JSON body to `url` (no other credential) and
+   * `waitForCallback` answers it. Journaled: a replay answers the same URL.
+   */
+  callback<T = unknown>(id: string, options?: CallbackOptions<T>): Promise<CallbackHandle<T>>;
+  /** Waits for the callback's payload (parsed by its schema); null once its timeout passed. */
+  waitForCallback<T>(callback: CallbackHandle<T>): Promise<T | null>;
+}
+
+export interface InvokeOptions {
+  /** The child's run id (default `<run id>/<step id>`): the same id answers the same run. */
+  id?: string;
+  /** How long to wait for the child; past it the child is cancelled and `StepTimeoutError` thrown. */
+  timeout?: Duration;
+}
+
+/** A child run started by `ctx.step.start`. */
+export interface ChildRun {
+  id: string;
+  /** Bearer token for the child's status route (derived from DURABLE_SECRET when read). */
+  readonly statusToken: string;
+}
+
+/** How a run ended, as a `run` branch of `waitForAny` answers it. */
+export interface RunOutcome<TOutput = unknown> {
+  status: "completed" | "failed" | "cancelled";
+  output: TOutput | null;
+  error: StoredError | null;
+}
+
+/** One branch of `ctx.step.waitForAny`. */
+export type RaceBranch<TSignals extends SignalSchemas = SignalSchemas> =
+  | { signal: SignalName<TSignals> }
+  | { sleep: Duration }
+  | { until: Date | string }
+  | { run: string }
+  | { callback: CallbackHandle<any> };
+
+/** What a branch answers when it wins: a signal's payload, null for a sleep or a date, a run's outcome, a callback's payload (null at its timeout). */
+export type RaceValue<B, TSignals extends SignalSchemas = SignalSchemas> = B extends { signal: infer K extends string }
+  ? SignalOutput<TSignals, K>
+  : B extends { sleep: Duration } | { until: Date | string }
+    ? null
+    : B extends { run: string }
+      ? RunOutcome
+      : B extends { callback: CallbackHandle<infer T> }
+        ? T | null
+        : never;
+
+/** `waitForAny`'s answer: the winning branch's name and its value, typed per branch. */
+export type RaceResult<B extends Record<string, unknown>, TSignals extends SignalSchemas = SignalSchemas> = {
+  [K in keyof B & string]: { branch: K; value: RaceValue<B[K], TSignals> };
+}[keyof B & string];
+
+export interface CallbackOptions<T> {
+  /** How long the URL accepts a delivery; `waitForCallback` answers null after it. None: forever. */
+  timeout?: Duration;
+  /** What the JSON body must be: checked by the route (422 otherwise) and parsed for `waitForCallback`. */
+  schema?: z.ZodType<T>;
+}
+
+/** A callback URL made by `ctx.step.callback`. */
+export interface CallbackHandle<T = unknown> {
+  /** The step id that made it. */
+  id: string;
+  /** `<origin>/api/durable/callback/<token>`: POST a JSON body to it. */
+  url: string;
+  /** The capability in the URL, for `durable.completeCallback(token, payload)`. */
+  token: string;
+  /** @internal type carrier for the payload */
+  readonly __payload?: T;
 }
 
 /** Token usage of an AI step, as the AI SDK reports it (fields it did not report are absent). */

@@ -5,6 +5,7 @@ import { createStepApi } from "../steps/step-api";
 import {
   type ClaimedRun,
   type ClaimRequest,
+  endOverdueRun,
   type FinishResult,
   finishRun,
   finishRunAndClaim,
@@ -13,7 +14,7 @@ import {
   suspendRun,
 } from "../store";
 import type { AnyWorkflow, WorkflowContext } from "../types";
-import { Execution, type ExecutionSettings, type Stop } from "./execution";
+import { Execution, type ExecutionSettings, PAST_RUN_DEADLINE, type Stop } from "./execution";
 import { failpoint } from "./failpoints";
 import { createStepRecorder, type StepRecorder } from "./step-recorder";
 import { spanEvent, TRACE_EVENTS, withRunSpan } from "./tracing";
@@ -62,7 +63,12 @@ export function advanceClaimedRun(
 ): Promise<AdvanceOutcome> {
   return withRunSpan(claim, async (span) => {
     const exec = new Execution(settings, claim, deadline, budgetMs, release);
-    const outcome = await advance(exec, workflow, span, chain);
+    let outcome: AdvanceOutcome;
+    try {
+      outcome = await advance(exec, workflow, span, chain);
+    } finally {
+      exec.dispose();
+    }
     if (outcome === "lost") {
       // A step's write, a heartbeat or a stream append found the claim lost, or the final write did.
       const stop = exec.stopReason;
@@ -196,6 +202,10 @@ async function applyStop(
   chain: ClaimChain | undefined,
 ): Promise<AdvanceOutcome> {
   if (stop.kind === "lost") return "lost";
+  if (stop.kind === "abandon" && stop.reason === PAST_RUN_DEADLINE) {
+    // The run is ended now rather than at the next claim; its owner writes nothing else.
+    return write(exec, async () => ((await endOverdueRun(exec.db, exec.runId)) ? "failed" : "lost"));
+  }
   if (stop.kind === "abandon") {
     exec.settings.log(`[${exec.runId}] abandoned: ${stop.reason}`);
     return "abandoned";
@@ -214,7 +224,9 @@ async function applyStop(
   }
   const { waits, waitingFor } = stop as Extract<Stop, { kind: "suspend" }>;
   return write(exec, async () => {
+    await failpoint("suspend.before");
     if (!(await suspendRun(exec.db, exec.runId, exec.fence, waits, waitingFor))) return "lost";
+    await failpoint("suspend.after");
     spanEvent(span, TRACE_EVENTS.suspension, () => ({
       "durable.waiting_for": waitingFor.kind,
       "durable.waiting_for_name": waitingFor.name,

@@ -9,16 +9,34 @@ import { assertOpen, type DurableInstance } from "./instance";
 import type { CompactReport } from "./retention";
 import { readStatus } from "./reads";
 
-/** `cancel(id)`: cancels a run that is not terminal; its owner's abortSignal fires at its next write. */
-export async function cancelById(instance: DurableInstance, id: string, reason?: string): Promise<RunStatus> {
+/** What `cancel(id, options)` takes: a reason, and whether its children are cancelled too. */
+export interface CancelOptions {
+  reason?: string;
+  /** "cancel" (default): its non-terminal children, and theirs, are cancelled first; "keep" leaves them. */
+  children?: "cancel" | "keep";
+}
+
+/**
+ * `cancel(id)`: cancels a run that is not terminal, and its non-terminal children unless asked not
+ * to; each owner's abortSignal fires at its next write.
+ */
+export async function cancelById(
+  instance: DurableInstance,
+  id: string,
+  reasonOrOptions?: string | CancelOptions,
+): Promise<RunStatus> {
   assertOpen(instance);
   if (!isStorableName(id)) throw new RunNotFoundError(String(id));
+  const options = typeof reasonOrOptions === "object" && reasonOrOptions !== null ? reasonOrOptions : {};
+  const reason = typeof reasonOrOptions === "object" && reasonOrOptions !== null ? options.reason : reasonOrOptions;
+  const children = options.children ?? "cancel";
+  if (children !== "cancel" && children !== "keep") throw new InvalidInputError('cancel: children is "cancel" or "keep"');
   if (reason !== undefined && (typeof reason !== "string" || hasUnstorableText(reason) || reason.length > 1000)) {
     throw new InvalidInputError(
       "a cancel reason is a string of at most 1000 characters, without NUL or a lone surrogate",
     );
   }
-  const outcome = await cancelRun(instance.db, id, reason ?? null);
+  const outcome = await cancelRun(instance.db, id, reason ?? null, children);
   if (outcome === "not_found") throw new RunNotFoundError(id);
   if (outcome === "terminal") throw new RunStateConflictError(`run "${id}" is already finished`);
   return (await readStatus(instance, id))!;

@@ -3,7 +3,8 @@
 // `createDurable` resolves its options once into a `DurableInstance` (instance.ts): the database,
 // the registry of workflows and versions, the settings, the scheduler and the compactor, the
 // closing signal. Every command is a function that takes that instance first, one module per group:
-//   start.ts              start() and status tokens
+//   start.ts              start(), startMany() and status tokens
+//   callbacks.ts          completeCallback()
 //   signal.ts             signal()
 //   control.ts            cancel(), retry(), compact()
 //   reads.ts              status(), inspect(), list(), events(), readStream(), countDue(), schedules()
@@ -16,16 +17,20 @@
 import { migrate } from "../store";
 import type { AnyWorkflow } from "../types";
 import { advanceById } from "./claim-and-advance";
-import { cancelById, compactNow, retryById } from "./control";
+import { completeCallback } from "./callbacks";
+import { type CancelOptions, cancelById, compactNow, retryById } from "./control";
 import type { Durable, DurableOptions, SignalInput } from "./durable-api";
 import { advanceClock, closeInstance, resolveInstance } from "./instance";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
 import { sendSignal } from "./signal";
-import { startRun, statusTokenOf } from "./start";
+import { startManyRuns, startRun, statusTokenOf } from "./start";
 import { tickOnce } from "./tick";
 import { workUntilStopped } from "./work";
 
+export type { CancelOptions } from "./control";
+export type { StartOptions } from "./start";
 export type {
+  CallbackResult,
   Durable,
   DurableDefaults,
   DurableOptions,
@@ -63,6 +68,8 @@ export function createDurable(options: DurableOptions): Durable {
     tickConcurrency: instance.tickConcurrency,
     migrate: () => migrate(instance.db),
     start: (workflow, input, startOptions) => startRun(instance, workflow, input, startOptions),
+    startMany: (workflow, inputs, startOptions) => startManyRuns(instance, workflow, inputs, startOptions),
+    completeCallback: (token, payload, callbackOptions) => completeCallback(instance, token, payload, callbackOptions),
     status: ((id: string, statusOptions?: { workflow: AnyWorkflow }) =>
       readStatus(instance, id, statusOptions)) as Durable["status"],
     inspect: (id) => inspectRun(instance, id),
@@ -75,7 +82,8 @@ export function createDurable(options: DurableOptions): Durable {
     work: (workOptions) => workUntilStopped(instance, workOptions),
     advance: (id, advanceOptions) => advanceById(instance, id, advanceOptions),
     signal: ((signal: SignalInput) => sendSignal(instance, signal)) as Durable["signal"],
-    cancel: (id, reason) => cancelById(instance, id, reason),
+    cancel: ((id: string, reasonOrOptions?: string | CancelOptions) =>
+      cancelById(instance, id, reasonOrOptions)) as Durable["cancel"],
     retry: (id) => retryById(instance, id),
     compact: (compactOptions) => compactNow(instance, compactOptions),
     statusToken: (id) => statusTokenOf(instance, id),

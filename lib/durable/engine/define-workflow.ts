@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { toMs } from "../duration";
 import { InvalidInputError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
 import type { AnyWorkflow, NoSignals, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
@@ -48,6 +49,7 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   if (singleton !== undefined && typeof singleton?.key !== "function") {
     throw new InvalidInputError(`workflow "${definition.name}": singleton is { key: (input) => string }`);
   }
+  if (definition.deadline !== undefined) toMs(definition.deadline, `workflow "${definition.name}": deadline`);
   validateSchedule(definition as AnyWorkflow);
   return Object.freeze({ ...definition });
 }

@@ -6,6 +6,8 @@ import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schem
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
 import type { AdvanceOutcome } from "./advance";
+import type { CancelOptions } from "./control";
+import type { StartOptions } from "./start";
 import type { StepMockLookup } from "./execution";
 import type { CompactReport, RetentionOptions } from "./retention";
 import type { ScheduleInfo } from "./schedules";
@@ -63,8 +65,24 @@ export interface DurableOptions {
    * error naming the version, at the next tick (docs/guide/versions.md, "Versions").
    */
   unknownVersion?: "wait" | "fail";
+  /**
+   * The origin of callback URLs (`ctx.step.callback`), e.g. "https://shop.example.com"; else
+   * DURABLE_BASE_URL, else https:// + VERCEL_URL, else http://localhost:$PORT (3000).
+   */
+  baseUrl?: string;
   /** Where engine warnings go (console.warn). */
   log?: (message: string) => void;
+}
+
+/** What `completeCallback` answers. */
+export interface CallbackResult {
+  ok: true;
+  /** This call delivered it. */
+  delivered: boolean;
+  /** A repeat of the delivery that resolved it (same idempotency key): nothing changed. */
+  alreadyDelivered: boolean;
+  /** The run the callback belongs to. */
+  runId: string;
 }
 
 export interface StartResult {
@@ -106,6 +124,8 @@ export interface SignalResult {
 export interface ListOptions {
   status?: RunStatusValue;
   workflow?: string;
+  /** Only the runs this run started (`ctx.step.invoke`, `ctx.step.start`). */
+  parentId?: string;
   /** 1–200, default 50. */
   limit?: number;
   /** `nextCursor` of the previous page. */
@@ -119,11 +139,29 @@ export interface ListPage {
 
 export interface Durable {
   migrate(): Promise<string[]>;
-  start<W extends AnyWorkflow>(
+  /**
+   * Starts a run (idempotent on `id`). `deadline`: past it the run fails with `deadline_exceeded`
+   * (the earlier of it and the workflow's own holds); `ttl`: not claimed within it, the run fails
+   * with `expired`. Durations from now, on the database clock.
+   */
+  start<W extends AnyWorkflow>(workflow: W, input: z.input<W["input"]>, options?: StartOptions): Promise<StartResult>;
+  /**
+   * Starts one run per input in one statement, each idempotent on its id (`ids[i]`, default a new
+   * uuid): a `StartResult` for each, in order (at most 1,000 per call).
+   */
+  startMany<W extends AnyWorkflow>(
     workflow: W,
-    input: z.input<W["input"]>,
-    options?: { id?: string },
-  ): Promise<StartResult>;
+    inputs: readonly z.input<W["input"]>[],
+    options?: { ids?: readonly string[]; deadline?: Duration; ttl?: Duration },
+  ): Promise<StartResult[]>;
+  /**
+   * Delivers a callback's payload from code, as `POST /api/durable/callback/{token}` does: the
+   * first delivery wins; `id` (an idempotency key) makes a repeat a no-op.
+   * @throws CallbackNotFoundError for a token that is malformed, forged or unknown
+   * @throws RunStateConflictError once the callback resolved, timed out, or its run ended
+   * @throws InvalidInputError when the payload fails the callback's schema
+   */
+  completeCallback(token: string, payload: unknown, options?: { id?: string }): Promise<CallbackResult>;
   /** The run's status, healing it when its lease ran out; null when there is no such run. */
   status(id: string): Promise<RunStatus | null>;
   /** As `status(id)`, with `output` typed by the workflow; a run of another workflow is a RunStateConflictError. */
@@ -177,8 +215,12 @@ export interface Durable {
   signal<W extends AnyWorkflow, K extends SignalName<SignalsOf<W>>>(
     signal: TypedSignalInput<W, K>,
   ): Promise<SignalResult>;
-  /** Cancels a run that is not terminal; its owner's abortSignal fires at its next write. */
+  /**
+   * Cancels a run that is not terminal, and its non-terminal children (and theirs) unless
+   * `children: "keep"`; each owner's abortSignal fires at its next write.
+   */
   cancel(id: string, reason?: string): Promise<RunStatus>;
+  cancel(id: string, options: CancelOptions): Promise<RunStatus>;
   /** Retries a failed run, keeping every completed receipt and external key. */
   retry(id: string): Promise<RunStatus>;
   statusToken(id: string): string;

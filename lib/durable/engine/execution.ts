@@ -1,7 +1,9 @@
+import type { z } from "zod";
 import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "../errors";
 import { storableName } from "../names";
 import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../store";
 import type { StepKind, WaitingFor } from "../types";
+import type { ComposeSupport } from "./compose-support";
 import { RunStreams } from "./run-streams";
 
 /** Why an execution stops before its body returns. */
@@ -39,6 +41,8 @@ export interface ExecutionSettings {
    * would run; undefined runs the body (lib/durable/testing.ts, `mockStep`).
    */
   mockStep?: StepMockLookup;
+  /** Child runs, status and callback tokens for the composition steps (engine/compose-support.ts). */
+  compose?: ComposeSupport;
 }
 
 /**
@@ -50,6 +54,9 @@ export type StepMock = { result: unknown } | { error: Error | string } | { timeo
 
 /** Finds the mock of a step of a run, if any. */
 export type StepMockLookup = (runId: string, stepId: string) => StepMock | undefined;
+
+/** The abandon reason of an execution whose run reached its deadline: the run is ended, not left. */
+export const PAST_RUN_DEADLINE = "the run passed its deadline";
 
 /** A promise that never settles: what a step returns once its run is suspended (docs/rules.md, rule 11b). */
 export const never = <T>(): Promise<T> => new Promise<T>(() => {});
@@ -65,6 +72,8 @@ export class Execution {
   readonly fence: number;
   /** The run's stream writers of the step attempts in flight (`ctx.stream`). */
   readonly streams: RunStreams;
+  /** The callbacks this execution reached (`ctx.step.callback`), by callback id, with their schemas. */
+  readonly callbacks = new Map<string, z.ZodType | undefined>();
   private readonly ledger: Map<string, StepRecord>;
   private readonly reached = new Set<string>();
   private nextSeq = 0;
@@ -74,6 +83,7 @@ export class Execution {
   private wroteReceipt = false;
   private readonly mailbox: MailboxEntry[];
   private resolveStopped!: (stop: Stop) => void;
+  private readonly deadlineTimer: ReturnType<typeof setTimeout> | null = null;
   /** Settles once a stop was asked for and every step in flight has recorded (or been dropped). */
   readonly stopped = new Promise<Stop>((resolve) => (this.resolveStopped = resolve));
 
@@ -98,6 +108,19 @@ export class Execution {
       onLost: (reason) => this.requestStop({ kind: "lost", reason }),
       log: settings.log,
     });
+    // At the run's deadline (docs/guide/composition.md, "Deadlines") the step in flight aborts and
+    // nothing more is written; the database refuses a later write all the same.
+    const { deadlineAt } = claim.run;
+    if (deadlineAt) {
+      const ms = Math.max(0, deadlineAt.getTime() - claim.now.getTime());
+      this.deadlineTimer = setTimeout(() => this.requestStop({ kind: "abandon", reason: PAST_RUN_DEADLINE }), ms);
+      this.deadlineTimer.unref?.();
+    }
+  }
+
+  /** Ends what the execution keeps running once its pass is over (the deadline's timer). */
+  dispose(): void {
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
   }
 
   get db(): DurableDb {

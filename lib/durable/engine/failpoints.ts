@@ -26,7 +26,10 @@ export type FailpointName =
   | "tx.after-receipt"
   | "tx.after-commit"
   | "finish.before"
-  | "finish.after";
+  | "finish.after"
+  | "start.after-insert"
+  | "suspend.before"
+  | "suspend.after";
 
 export function failpoint(name: FailpointName): Promise<void> | void {
   if (armedName === null || armedName !== name) return;

@@ -8,6 +8,7 @@ import { DEFAULT_MAX_RESULT_BYTES } from "../json";
 import { type DurableDb, shiftClock } from "../store";
 import type { AnyWorkflow, Duration } from "../types";
 import { checkRange } from "./check-range";
+import { createComposeSupport } from "./compose-support";
 import { registerWorkflows, versionKey, type WorkflowRegistry } from "./define-workflow";
 import type { DurableOptions } from "./durable-api";
 import type { ExecutionSettings } from "./execution";
@@ -63,7 +64,16 @@ export function resolveInstance(options: DurableOptions, startSlot: StartSlot): 
     throw new InvalidInputError('unknownVersion is "wait" or "fail"');
   }
   const log = options.log ?? ((message: string) => console.warn(`[durable] ${message}`));
-  const settings = resolveSettings(options, db, log);
+  const settings: ExecutionSettings = {
+    ...resolveSettings(options, db, log),
+    compose: createComposeSupport({
+      registry,
+      maxResultBytes: options.defaults?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      secret: options.secrets?.durable,
+      baseUrl: options.baseUrl,
+      log,
+    }),
+  };
   const tickConcurrency = checkRange("tickConcurrency", options.tickConcurrency ?? 1, 1, 64, "whole number");
   const limits: Record<string, number> = {};
   for (const workflow of workflows.values()) {

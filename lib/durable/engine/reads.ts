@@ -2,7 +2,7 @@
 // one statement's answer; `status` and `inspect` heal a run whose lease ran out as they read it
 // (store/read-run.ts).
 import { InvalidInputError, RunStateConflictError } from "../errors";
-import { isStorableName } from "../names";
+import { isStorableName, storableName } from "../names";
 import { type RunStatus, type RunStatusValue, runStatusValues } from "../schemas";
 import { countDueRuns, listRuns, type RunEvent, readEvents, readRun, readStream, type StreamChunk } from "../store";
 import type { AnyWorkflow } from "../types";
@@ -35,13 +35,14 @@ export async function inspectRun(
   return { status: toRunStatus(read.run, read.steps, isRegistered(instance, read.run)), due: read.due };
 }
 
-/** `list()`: a page of runs, newest first, filtered by status and workflow. */
+/** `list()`: a page of runs, newest first, filtered by status, workflow and parent. */
 export async function listRunPage(instance: DurableInstance, options: ListOptions = {}): Promise<ListPage> {
   assertOpen(instance);
   const limit = checkRange("limit", options.limit ?? 50, 1, 200);
   if (options.status !== undefined && !runStatusValues.safeParse(options.status).success) {
     throw new InvalidInputError(`status is one of ${runStatusValues.options.join(", ")}`);
   }
+  if (options.parentId !== undefined) storableName(options.parentId, "parentId");
   const page = await listRuns(instance.db, { ...options, limit });
   return {
     runs: page.runs.map((run) => toRunSummary(run, isRegistered(instance, run))),

@@ -30,6 +30,8 @@ export function toRunSummary(run: RunRecord, registered: boolean): RunSummary {
     error: run.error ? { code: run.error.code, message: run.error.message } : null,
     attempts: run.attempts,
     warnings: warningsOf(run, registered),
+    parentId: run.parentId,
+    deadlineAt: iso(run.deadlineAt),
   };
 }
 
@@ -48,8 +50,29 @@ export function toRunStatus(run: RunRecord, steps: StepRecord[], registered: boo
       ...(step.externalKey ? { externalKey: step.externalKey } : {}),
       error: step.error ? { code: step.error.code, message: step.error.message } : null,
       ...aiFacts(step),
+      ...compositionFacts(step),
     })),
   };
+}
+
+/** What a page shows of a composition step: its child, its race's branches and winner, its deadline. */
+function compositionFacts(step: StepRecord): Partial<RunStatus["steps"][number]> {
+  const facts: Partial<RunStatus["steps"][number]> = {};
+  if (step.kind === "start" && step.status === "completed") facts.childId = (step.result as { id?: string })?.id;
+  if (step.kind === "invoke") facts.childId = step.targetRuns?.[0];
+  if (step.branches) {
+    facts.branches = step.branches.map((branch) => ({
+      name: branch.name,
+      kind: branch.signal !== undefined ? "signal" : branch.run !== undefined ? "run" : branch.callback !== undefined ? "callback" : "sleep",
+      target: branch.signal ?? branch.run ?? branch.callback ?? branch.wake_at ?? "",
+    }));
+    const result = step.result as { branch?: string | null } | null;
+    facts.winner = step.kind === "any" && step.status === "completed" ? (result?.branch ?? null) : null;
+  }
+  if (step.deadlineAt && (step.kind === "invoke" || step.kind === "signal" || step.kind === "callback")) {
+    facts.deadlineAt = iso(step.deadlineAt);
+  }
+  return facts;
 }
 
 const USAGE_FIELDS = ["inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cachedInputTokens"] as const;

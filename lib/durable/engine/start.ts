@@ -1,67 +1,104 @@
-// `start()`: a new run of a registered workflow, idempotent on its id, and the status token
-// its answer carries (docs/model.md).
+// `start()` and `startMany()`: new runs of a registered workflow, idempotent on their ids, and the
+// status token each answer carries (docs/model.md).
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { resolveSecret } from "../auth/secrets";
 import { statusTokenFor } from "../auth/status-token";
-import { InvalidInputError, RunStateConflictError, WorkflowNotFoundError } from "../errors";
-import { toJsonText } from "../json";
-import { isStorableName, storableName } from "../names";
-import { insertRun } from "../store";
-import type { AnyWorkflow } from "../types";
-import { storedVersion, versionKey } from "./define-workflow";
+import { toMs } from "../duration";
+import { InvalidInputError, RunStateConflictError } from "../errors";
+import { insertRun, insertRuns } from "../store";
+import type { AnyWorkflow, Duration } from "../types";
 import type { StartResult } from "./durable-api";
 import { assertOpen, type DurableInstance } from "./instance";
+import { type PreparedRun, prepareRun } from "./prepare-run";
+
+/** Options of `start` (and, less `id`, of `startMany`). */
+export interface StartOptions {
+  id?: string;
+  /** How long the run may take from now; the earlier of it and the workflow's `deadline` holds. */
+  deadline?: Duration;
+  /** Not claimed for the first time within it, the run fails with code `expired`. */
+  ttl?: Duration;
+}
 
 /** Starts a run of `workflow` (on its newest version) with `input`, or answers the run that has the id. */
 export async function startRun<W extends AnyWorkflow>(
   instance: DurableInstance,
   workflow: W,
   input: z.input<W["input"]>,
-  options: { id?: string } = {},
+  options: StartOptions = {},
 ): Promise<StartResult> {
   assertOpen(instance);
-  const { registry } = instance;
-  if (registry.byVersion.get(versionKey(workflow.name, storedVersion(workflow.version))) !== workflow) {
-    throw new WorkflowNotFoundError(workflow.name);
-  }
-  // Whichever version the caller names, a new run starts on the newest.
-  const newest = instance.workflows.get(workflow.name)!;
-  const id = storableName(options.id ?? randomUUID(), "a run id");
-  const parsed = newest.input.safeParse(input);
-  if (!parsed.success) {
-    throw new InvalidInputError(`the input of workflow "${newest.name}" is invalid`, {
-      issues: parsed.error.issues,
-    });
-  }
-  const inputJson = toJsonText(parsed.data, { limit: instance.settings.maxResultBytes });
-  const singletonKey = keyOf(newest, "singleton", parsed.data);
-  const row = await insertRun(instance.db, {
-    id,
-    workflow: newest.name,
-    inputJson,
-    version: storedVersion(newest.version),
-    concurrencyKey: keyOf(newest, "concurrency", parsed.data),
-    singletonKey,
-  });
-  if (row.activeRunId !== undefined) {
-    throw new RunStateConflictError(
-      `workflow "${newest.name}" already has an active run for singleton key "${singletonKey}": ` +
-        `"${row.activeRunId}"; start another when it has finished`,
-      { activeRunId: row.activeRunId },
-    );
-  }
-  if (row.workflow !== newest.name) {
-    throw new RunStateConflictError(`run "${id}" already exists under workflow "${row.workflow}"`);
+  const run = prepare(instance, workflow, input, options.id ?? randomUUID(), options.deadline);
+  const ttlMs = options.ttl === undefined ? null : toMs(options.ttl, "ttl");
+  const row = await insertRun(instance.db, { ...run, ttlMs });
+  if (row.activeRunId !== undefined) throw singletonHeld(run, row.activeRunId);
+  if (row.workflow !== run.workflow) {
+    throw new RunStateConflictError(`run "${run.id}" already exists under workflow "${row.workflow}"`);
   }
   if (!row.sameInput) {
-    throw new RunStateConflictError(`run "${id}" already exists with another input; start it under a new id`);
+    throw new RunStateConflictError(`run "${run.id}" already exists with another input; start it under a new id`);
   }
-  // The token is derived when read, so a caller that never reads it (a script, a test) never
-  // needs DURABLE_SECRET, nor hears that it is unset.
+  return startResult(instance, run.id, row.created);
+}
+
+/**
+ * Starts one run per input in one statement, each idempotent on its id (`ids[i]`, default a new
+ * uuid): a `StartResult` for each, in order. Every input is checked before anything is written;
+ * an id that names a run of another workflow or input, or a singleton key held by another run,
+ * throws `RunStateConflictError` after the others were started (a repeat of the call answers them).
+ */
+export async function startManyRuns<W extends AnyWorkflow>(
+  instance: DurableInstance,
+  workflow: W,
+  inputs: readonly z.input<W["input"]>[],
+  options: { ids?: readonly string[]; deadline?: Duration; ttl?: Duration } = {},
+): Promise<StartResult[]> {
+  assertOpen(instance);
+  if (!Array.isArray(inputs)) throw new InvalidInputError("startMany takes an array of inputs");
+  if (options.ids !== undefined && (!Array.isArray(options.ids) || options.ids.length !== inputs.length)) {
+    throw new InvalidInputError(`startMany: ids has ${options.ids?.length} entries for ${inputs.length} inputs`);
+  }
+  if (inputs.length > 1000) throw new InvalidInputError("startMany starts at most 1,000 runs per call");
+  const runs = inputs.map((input, n) =>
+    prepare(instance, workflow, input, options.ids?.[n] ?? randomUUID(), options.deadline),
+  );
+  if (new Set(runs.map((run) => run.id)).size !== runs.length) {
+    throw new InvalidInputError("startMany: two inputs have the same id");
+  }
+  if (runs.length === 0) return [];
+  const deadlines = new Set(runs.map((run) => run.deadlineInMs));
+  const ttlMs = options.ttl === undefined ? null : toMs(options.ttl, "ttl");
+  const answered = await insertRuns(instance.db, runs, { deadlineInMs: [...deadlines][0] ?? null, ttlMs });
+  const conflict = answered.find((row) => !row.created && (row.workflow !== runs[0]!.workflow || !row.sameInput));
+  if (conflict) {
+    throw new RunStateConflictError(
+      conflict.workflow === null
+        ? `run "${conflict.id}" was not started: another run of workflow "${runs[0]!.workflow}" holds its singleton key`
+        : `run "${conflict.id}" already exists with another workflow or input; start it under a new id`,
+    );
+  }
+  return answered.map((row) => startResult(instance, row.id, row.created));
+}
+
+function prepare(instance: DurableInstance, workflow: AnyWorkflow, input: unknown, id: string, deadline?: Duration) {
+  return prepareRun(instance.registry, instance.settings.maxResultBytes, workflow, input, id, deadline);
+}
+
+function singletonHeld(run: PreparedRun, activeRunId: string): RunStateConflictError {
+  return new RunStateConflictError(
+    `workflow "${run.workflow}" already has an active run for singleton key "${run.singletonKey}": ` +
+      `"${activeRunId}"; start another when it has finished`,
+    { activeRunId },
+  );
+}
+
+// The token is derived when read, so a caller that never reads it (a script, a test) never
+// needs DURABLE_SECRET, nor hears that it is unset.
+function startResult(instance: DurableInstance, id: string, created: boolean): StartResult {
   return {
     id,
-    created: row.created,
+    created,
     get statusToken() {
       return statusTokenOf(instance, id);
     },
@@ -71,18 +108,4 @@ export async function startRun<W extends AnyWorkflow>(
 /** The bearer token of a run's status route, derived from DURABLE_SECRET (auth/status-token.ts). */
 export function statusTokenOf(instance: DurableInstance, id: string): string {
   return statusTokenFor(resolveSecret("durable", instance.secrets?.durable, instance.log), id);
-}
-
-/** Computes a run's concurrency or singleton key from its parsed input: a storable string. */
-function keyOf(workflow: AnyWorkflow, option: "concurrency" | "singleton", input: unknown): string | null {
-  const keyFn = workflow[option]?.key as ((input: unknown) => unknown) | undefined;
-  if (!keyFn) return null;
-  const key = keyFn(input);
-  if (typeof key !== "string" || !isStorableName(key)) {
-    throw new InvalidInputError(
-      `workflow "${workflow.name}": ${option}.key must return a string of 1 to 255 characters, ` +
-        "without NUL or a lone surrogate",
-    );
-  }
-  return key;
 }

@@ -3,6 +3,7 @@ import { DurableError, RunStateConflictError } from "../errors";
 // The one place error codes map to HTTP statuses (docs/decisions.md, "Errors").
 const HTTP_STATUS_BY_CODE: Record<string, number> = {
   run_not_found: 404,
+  callback_not_found: 404,
   workflow_not_found: 404,
   invalid_input: 422,
   unauthorized: 401,

@@ -3,8 +3,11 @@ import { never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
 import type { StepApi } from "../types";
 import { createAiSteps } from "./ai-steps";
+import { createCallbackSteps } from "./callback-steps";
+import { createChildSteps } from "./child-steps";
 import { createEffectSteps } from "./effect-steps";
 import { type CarriesTxWith, TX_WITH } from "./tx-step";
+import { createRaceStep } from "./race-step";
 import { createValueStep } from "./value-step";
 import { createWaitSteps } from "./wait-steps";
 
@@ -13,6 +16,8 @@ export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi 
   const effects = createEffectSteps(exec, recorder);
   const waits = createWaitSteps(exec, recorder);
   const value = createValueStep(exec, recorder);
+  const children = createChildSteps(exec, recorder);
+  const callbacks = createCallbackSteps(exec, recorder);
 
   // A held-back receipt is written before the next step starts, so no step (and no effect) ever
   // depends on a result that is not recorded.
@@ -29,6 +34,11 @@ export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi 
     sleepUntil: afterFlush(waits.sleepUntil),
     waitForSignal: afterFlush(waits.waitForSignal) as StepApi["waitForSignal"],
     waitFor: afterFlush(waits.waitFor) as StepApi["waitFor"],
+    invoke: afterFlush(children.invoke) as StepApi["invoke"],
+    start: afterFlush(children.start) as StepApi["start"],
+    waitForAny: afterFlush(createRaceStep(exec, recorder)) as StepApi["waitForAny"],
+    callback: afterFlush(callbacks.callback) as StepApi["callback"],
+    waitForCallback: afterFlush(callbacks.waitForCallback) as StepApi["waitForCallback"],
     // Each AI call is flushed-after as a step of its own (a map's items one by one).
     ai: createAiSteps(exec, recorder, effects.execute, afterFlush),
     // A tx step in a transaction another library opens (lib/durable/drizzle.ts).

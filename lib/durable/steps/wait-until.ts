@@ -31,7 +31,7 @@ export async function waitUntil(
 export function traceWait<T>(
   recorder: StepRecorder,
   id: string,
-  kind: "sleep" | "signal" | "poll",
+  kind: "sleep" | "signal" | "poll" | "invoke" | "any",
   isReclaim: boolean,
   fn: () => Promise<T>,
 ): Promise<T> {

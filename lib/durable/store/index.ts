@@ -2,6 +2,7 @@
 // store/ writes SQL (a lint rule holds it; docs/decisions.md, "One storage boundary").
 // The functions are listed in the order an invocation meets them (docs/sql.md).
 export { type InsertedRun, insertRun, type RunToInsert } from "./insert-run";
+export { type InsertedOne, insertRuns } from "./insert-runs";
 export { countDueRuns } from "./count-due";
 export { failUnknownVersions } from "./fail-unknown-versions";
 export { advanceSchedule, planSchedule, readSchedules, type ScheduleRecord } from "./schedules";
@@ -21,6 +22,8 @@ export { readEvents, type RunEvent } from "./read-events";
 export { findRunWorkflow, findSingletonHolder } from "./find-run";
 export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";
 export { cancelRun } from "./cancel-run";
+export { endOverdueRun } from "./end-overdue";
+export { type CallbackDelivery, type CallbackRecord, deliverCallback, readCallback } from "./deliver-callback";
 export { retryRun } from "./retry-run";
 export { listRuns, type RunFilter } from "./list-runs";
 export {
@@ -34,5 +37,5 @@ export {
 export { shiftClock } from "./shift-clock";
 export { migrate } from "./migrate";
 export type { StepOutcome } from "./step-outcome";
-export type { RunRecord, StepRecord } from "./rows";
+export type { RaceBranchRow, RunRecord, StepRecord } from "./rows";
 export type { DurableDb, DurableTables, Executor } from "./tables";

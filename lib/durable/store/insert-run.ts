@@ -12,6 +12,12 @@ export interface RunToInsert {
   concurrencyKey?: string | null;
   /** The run's singleton key (workflow option `singleton`): one non-terminal run per key. */
   singletonKey?: string | null;
+  /** The run that started it (`ctx.step.start`). */
+  parentId?: string | null;
+  /** Milliseconds from now (database clock) to its deadline; its parent's deadline caps it. */
+  deadlineInMs?: number | null;
+  /** Milliseconds from now to the end of its ttl: not claimed by then, it fails as expired. */
+  ttlMs?: number | null;
 }
 
 export type InsertedRun =
@@ -27,6 +33,9 @@ export type InsertedRun =
   /** Nothing was inserted: another run of the workflow with the same singleton key is not terminal. */
   | { activeRunId: string; workflow?: undefined; created: false; sameInput?: undefined };
 
+/** A duration as the statements take it: whole milliseconds, or null for none. */
+export const msOrNull = (ms: number | null | undefined): number | null => (ms == null ? null : Math.ceil(ms));
+
 /**
  * Inserts a run if no run has this id (the caller's dedup key, forever), due now on the database
  * clock. Answers the workflow the id is stored under, whether this call created it, and whether
@@ -38,9 +47,14 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
   for (let attempt = 0; attempt < 5; attempt++) {
     const { rows } = await sql<{ workflow: string; created: boolean; sameInput: boolean }>`
       with inserted as (
-        insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version)
+        insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                                  parent_id, deadline_at, expire_at)
         values (${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, durable_now(),
-                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null})
+                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
+                ${run.parentId ?? null},
+                least(durable_now() + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
+                      (select p.deadline_at from durable_runs p where p.id = ${run.parentId ?? null})),
+                durable_now() + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond')
         on conflict do nothing
         returning workflow
       )

@@ -7,6 +7,8 @@ import type { DurableDb } from "./tables";
 export interface RunFilter {
   status?: RunState;
   workflow?: string;
+  /** Only the children of this run (`ctx.step.invoke`, `ctx.step.start`). */
+  parentId?: string;
   limit: number;
   /** `nextCursor` of the previous page. */
   cursor?: string;
@@ -24,7 +26,7 @@ function decodeCursor(cursor: string): [string, string] {
   throw new InvalidInputError("cursor is not one this API returned");
 }
 
-/** One page of runs, newest first, optionally filtered by status and workflow. */
+/** One page of runs, newest first, optionally filtered by status, workflow and parent. */
 export async function listRuns(
   db: DurableDb,
   filter: RunFilter,
@@ -38,6 +40,7 @@ export async function listRuns(
     .limit(filter.limit + 1);
   if (filter.status) query = query.where("status", "=", filter.status);
   if (filter.workflow) query = query.where("workflow", "=", filter.workflow);
+  if (filter.parentId !== undefined) query = query.where("parent_id", "=", filter.parentId);
   if (filter.cursor) {
     const [micros, id] = decodeCursor(filter.cursor);
     query = query.where(

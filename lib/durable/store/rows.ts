@@ -24,6 +24,11 @@ export interface RunRecord {
   singletonKey: string | null;
   /** The workflow's version at start (null: it declares none). */
   version: string | null;
+  /** The run whose `invoke` or `start` started it (null: none). */
+  parentId: string | null;
+  /** Its deadline and the end of its ttl (null: none). */
+  deadlineAt: Date | null;
+  expireAt: Date | null;
 }
 
 export interface StepRecord {
@@ -42,6 +47,18 @@ export interface StepRecord {
   externalKey: string | null;
   startedAt: Date | null;
   completedAt: Date | null;
+  /** A race's branches as stored (sleep branches with their wake time), and the runs it waits on. */
+  branches?: RaceBranchRow[];
+  targetRuns?: string[];
+}
+
+/** A stored branch of a race: its name and one of signal, wake_at, run, callback. */
+export interface RaceBranchRow {
+  name: string;
+  signal?: string;
+  wake_at?: string;
+  run?: string;
+  callback?: string;
 }
 
 /** A row as the SQL functions (jsonb) or Kysely (Dates) return it. */
@@ -75,6 +92,9 @@ export function toRunRecord(row: RowObject): RunRecord {
     concurrencyKey: row.concurrency_key ?? null,
     singletonKey: row.singleton_key ?? null,
     version: row.version ?? null,
+    parentId: row.parent_id ?? null,
+    deadlineAt: date(row.deadline_at),
+    expireAt: date(row.expire_at),
   };
 }
 
@@ -94,5 +114,6 @@ export function toStepRecord(row: RowObject): StepRecord {
     externalKey: row.external_key ?? null,
     startedAt: date(row.started_at),
     completedAt: date(row.completed_at),
+    ...(row.branches ? { branches: row.branches, targetRuns: row.target_runs ?? [] } : {}),
   };
 }

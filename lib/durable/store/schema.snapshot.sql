@@ -2,6 +2,26 @@
 -- PGlite), as PostgreSQL prints it back. Do not edit: `npm run build:sql` writes it, `--check`
 -- fails when it differs (docs/sql.md, "How the functions are applied").
 
+create table durable_callbacks (
+  id text not null,
+  run_id text not null,
+  step_id text not null,
+  schema jsonb,
+  deadline_at timestamp with time zone,
+  payload jsonb,
+  payload_bytes integer,
+  delivery_key text,
+  delivered_at timestamp with time zone,
+  created_at timestamp with time zone not null default durable_now()
+);
+alter table durable_callbacks add constraint durable_callbacks_delivery_key_check CHECK (((length(delivery_key) >= 1) AND (length(delivery_key) <= 255)));
+alter table durable_callbacks add constraint durable_callbacks_id_check CHECK (((length(id) >= 1) AND (length(id) <= 255)));
+alter table durable_callbacks add constraint durable_callbacks_pkey PRIMARY KEY (id);
+alter table durable_callbacks add constraint durable_callbacks_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs(id) ON DELETE CASCADE;
+alter table durable_callbacks add constraint durable_callbacks_step_id_check CHECK (((length(step_id) >= 1) AND (length(step_id) <= 255)));
+CREATE UNIQUE INDEX durable_callbacks_pkey ON public.durable_callbacks USING btree (id);
+CREATE INDEX durable_callbacks_run ON public.durable_callbacks USING btree (run_id);
+
 create table durable_clock (
   singleton boolean not null default true,
   shift interval not null default '00:00:00'::interval
@@ -63,11 +83,15 @@ create table durable_runs (
   concurrency_key text,
   singleton_key text,
   version text,
-  compacted_at timestamp with time zone
+  compacted_at timestamp with time zone,
+  parent_id text,
+  deadline_at timestamp with time zone,
+  expire_at timestamp with time zone
 );
 alter table durable_runs add constraint durable_runs_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (wake_at IS NULL)));
 alter table durable_runs add constraint durable_runs_concurrency_key_check CHECK (((length(concurrency_key) >= 1) AND (length(concurrency_key) <= 255)));
 alter table durable_runs add constraint durable_runs_id_check CHECK (((length(id) >= 1) AND (length(id) <= 255)));
+alter table durable_runs add constraint durable_runs_parent_id_check CHECK (((length(parent_id) >= 1) AND (length(parent_id) <= 255)));
 alter table durable_runs add constraint durable_runs_pkey PRIMARY KEY (id);
 alter table durable_runs add constraint durable_runs_singleton_key_check CHECK (((length(singleton_key) >= 1) AND (length(singleton_key) <= 255)));
 alter table durable_runs add constraint durable_runs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])));
@@ -77,6 +101,7 @@ CREATE INDEX durable_runs_concurrency ON public.durable_runs USING btree (workfl
 CREATE INDEX durable_runs_created ON public.durable_runs USING btree (created_at DESC, id DESC);
 CREATE INDEX durable_runs_due ON public.durable_runs USING btree (wake_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text]));
 CREATE INDEX durable_runs_finished ON public.durable_runs USING btree (finished_at) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]));
+CREATE INDEX durable_runs_parent ON public.durable_runs USING btree (parent_id, created_at DESC, id DESC) WHERE (parent_id IS NOT NULL);
 CREATE UNIQUE INDEX durable_runs_pkey ON public.durable_runs USING btree (id);
 CREATE UNIQUE INDEX durable_runs_singleton ON public.durable_runs USING btree (workflow, singleton_key) WHERE ((singleton_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text])));
 CREATE INDEX durable_runs_status_created ON public.durable_runs USING btree (status, created_at DESC, id DESC);
@@ -133,14 +158,17 @@ create table durable_steps (
   completed_at timestamp with time zone,
   updated_at timestamp with time zone not null default durable_now(),
   signal_name text,
-  result_bytes integer
+  result_bytes integer,
+  branches jsonb,
+  target_runs text[]
 );
-alter table durable_steps add constraint durable_steps_kind_check CHECK ((kind = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text])));
+alter table durable_steps add constraint durable_steps_kind_check CHECK ((kind = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text, 'invoke'::text, 'start'::text, 'any'::text, 'callback'::text])));
 alter table durable_steps add constraint durable_steps_pkey PRIMARY KEY (run_id, step_id);
 alter table durable_steps add constraint durable_steps_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs(id) ON DELETE CASCADE;
 alter table durable_steps add constraint durable_steps_status_check CHECK ((status = ANY (ARRAY['running'::text, 'waiting'::text, 'completed'::text, 'failed'::text])));
 alter table durable_steps add constraint durable_steps_step_id_check CHECK (((length(step_id) >= 1) AND (length(step_id) <= 255)));
 CREATE UNIQUE INDEX durable_steps_pkey ON public.durable_steps USING btree (run_id, step_id);
+CREATE INDEX durable_steps_waiting_on_runs ON public.durable_steps USING gin (target_runs) WHERE (status = 'waiting'::text);
 
 create table durable_stream_chunks (
   run_id text not null,
@@ -156,6 +184,44 @@ alter table durable_stream_chunks add constraint durable_stream_chunks_step_id_c
 CREATE UNIQUE INDEX durable_stream_chunks_pkey ON public.durable_stream_chunks USING btree (run_id, seq);
 CREATE INDEX durable_stream_chunks_step ON public.durable_stream_chunks USING btree (run_id, step_id, attempt);
 
+CREATE OR REPLACE FUNCTION public.durable_answer_race(p_wait durable_steps, p_win jsonb, p_fence bigint, p_now timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_child text := p_wait.target_runs[1];
+  v_value jsonb := p_win -> 'value';
+  v_result jsonb;
+  v_error jsonb;
+begin
+  if p_wait.kind = 'invoke' and (p_win ->> 'timedOut')::boolean then
+    v_error := jsonb_build_object('code', 'step_timeout', 'name', 'StepTimeoutError', 'childId', v_child,
+                                  'message', format('child run "%s" did not end within the timeout of step "%s"',
+                                                    v_child, p_wait.step_id));
+  elsif p_wait.kind = 'invoke' and v_value ->> 'status' <> 'completed' then
+    v_error := jsonb_build_object('code', 'child_run_failed', 'name', 'ChildRunFailedError', 'childId', v_child,
+                                  'childStatus', v_value ->> 'status', 'childError', v_value -> 'error',
+                                  'message', format('child run "%s" %s: %s', v_child, v_value ->> 'status',
+                                                    coalesce(v_value -> 'error' ->> 'message', 'no message')));
+  elsif p_wait.kind = 'invoke' then
+    v_result := v_value;
+  elsif (p_win ->> 'timedOut')::boolean then
+    v_result := jsonb_build_object('branch', null, 'value', null, 'timedOut', true);
+  else
+    v_result := jsonb_build_object('branch', p_win -> 'name', 'value', v_value);
+  end if;
+
+  update durable_steps set status = case when v_error is null then 'completed' else 'failed' end,
+                           result = v_result, error = v_error, result_bytes = octet_length(v_result::text),
+                           fence = p_fence, completed_at = p_now, updated_at = p_now
+   where run_id = p_wait.run_id and step_id = p_wait.step_id and status = 'waiting';
+  if found and p_win ->> 'signal_seq' is not null then
+    update durable_signals set taken_by = p_wait.step_id
+     where run_id = p_wait.run_id and seq = (p_win ->> 'signal_seq')::bigint and taken_by is null;
+  end if;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_append_stream(p_run_id text, p_fence bigint, p_step_id text, p_attempt integer, p_chunks jsonb)
  RETURNS bigint
  LANGUAGE plpgsql
@@ -166,6 +232,7 @@ declare
 begin
   update durable_runs set stream_seq = stream_seq + v_count
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+     and (deadline_at is null or deadline_at > durable_now())
    returning stream_seq into v_last;
   if v_last is null then
     perform durable_note_rejection(p_run_id, p_fence, 'stream');
@@ -178,12 +245,13 @@ begin
 end
 $function$;
 
-CREATE OR REPLACE FUNCTION public.durable_cancel_run(p_run_id text, p_reason text)
+CREATE OR REPLACE FUNCTION public.durable_cancel_one(p_run_id text, p_reason text, p_by text)
  RETURNS text
  LANGUAGE plpgsql
 AS $function$
 declare
   v_status text;
+  v_now timestamptz := durable_now();
 begin
   select status into v_status from durable_runs where id = p_run_id for update;
   if not found then
@@ -195,11 +263,53 @@ begin
   update durable_runs set
     status = 'cancelled', fence = fence + 1, wake_at = null, waiting_for = null, lease_until = null,
     error = jsonb_build_object('code', 'cancelled', 'message', coalesce(p_reason, 'cancelled'), 'name', 'Cancelled'),
-    updated_at = durable_now(), finished_at = durable_now()
+    updated_at = v_now, finished_at = v_now
   where id = p_run_id;
   insert into durable_events (run_id, kind, data)
-  values (p_run_id, 'cancel', jsonb_build_object('reason', p_reason, 'from', v_status));
+  values (p_run_id, 'cancel', jsonb_build_object('reason', p_reason, 'from', v_status, 'by', p_by));
+  perform durable_wake_waiters(p_run_id, v_now);
   return 'cancelled';
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_cancel_run(p_run_id text, p_reason text)
+ RETURNS text
+ LANGUAGE sql
+AS $function$
+  select durable_cancel_run(p_run_id, p_reason, 'cancel')
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_cancel_run(p_run_id text, p_reason text, p_children text)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_status text;
+  v_child record;
+begin
+  -- Read without a lock: the descendants are locked before the run.
+  select status into v_status from durable_runs where id = p_run_id;
+  if not found then
+    return 'not_found';
+  end if;
+  if v_status in ('completed', 'failed', 'cancelled') then
+    return 'terminal';
+  end if;
+  if p_children is distinct from 'keep' then
+    for v_child in
+      with recursive tree (id, depth) as (
+        select id, 1 from durable_runs
+         where parent_id = p_run_id and status in ('pending', 'running', 'waiting')
+        union
+        select r.id, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
+         where r.status in ('pending', 'running', 'waiting')
+      )
+      select id, max(depth) as depth from tree group by id order by max(depth) desc, id
+    loop
+      perform durable_cancel_one(v_child.id, coalesce(p_reason, 'cancelled'), 'parent');
+    end loop;
+  end if;
+  return durable_cancel_one(p_run_id, p_reason, null);
 end
 $function$;
 
@@ -230,14 +340,17 @@ declare
   v_lost boolean;
   v_limit integer;
   v_tries integer := 0;
+  v_ended integer := 0;
 begin
   loop
     if p_run_id is null then
       select * into v_run from durable_runs r
        where status in ('pending', 'running', 'waiting') and wake_at <= v_now
          and workflow = any (v_workflows) and not (id = any (v_exclude))
-         and durable_version_registered(p_versions, r.workflow, r.version)
+         and (durable_version_registered(p_versions, r.workflow, r.version)
+              or r.deadline_at <= v_now or r.expire_at <= v_now)
          and (r.concurrency_key is null or not (v_limits ? r.workflow)
+              or r.deadline_at <= v_now or r.expire_at <= v_now
               or durable_concurrency_used(r.workflow, r.concurrency_key, r.id, v_now)
                  < (v_limits ->> r.workflow)::integer)
        order by wake_at
@@ -247,11 +360,23 @@ begin
       select * into v_run from durable_runs r
        where id = p_run_id and status in ('pending', 'running', 'waiting') and wake_at <= v_now
          and workflow = any (v_workflows)
-         and durable_version_registered(p_versions, r.workflow, r.version)
+         and (durable_version_registered(p_versions, r.workflow, r.version)
+              or r.deadline_at <= v_now or r.expire_at <= v_now)
        for update skip locked;
     end if;
     if not found then
       return null;
+    end if;
+    -- Past its deadline, or never claimed by its ttl: end it and pick again.
+    if durable_end_overdue(v_run.id, v_now) then
+      if p_run_id is not null then
+        return null;
+      end if;
+      v_ended := v_ended + 1;
+      if v_ended >= 100 then
+        return null;
+      end if;
+      continue;
     end if;
     v_limit := (v_limits ->> v_run.workflow)::integer;
     exit when v_run.concurrency_key is null or v_limit is null;
@@ -277,7 +402,7 @@ begin
     fence = fence + 1,
     attempts = attempts + 1,
     lease_until = v_now + p_lease_ms * interval '1 millisecond',
-    wake_at = v_now + p_lease_ms * interval '1 millisecond',
+    wake_at = least(v_now + p_lease_ms * interval '1 millisecond', deadline_at),
     lost_claims = lost_claims + case when v_lost then 1 else 0 end,
     lost_lease_until = case when v_lost then v_run.lease_until else lost_lease_until end,
     updated_at = v_now
@@ -336,6 +461,45 @@ AS $function$
      limit p_cap) due
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_deliver_callback(p_id text, p_payload jsonb, p_delivery_key text)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_callback durable_callbacks;
+  v_run durable_runs;
+  v_now timestamptz;
+begin
+  select * into v_callback from durable_callbacks where id = p_id;
+  if not found then
+    return 'not_found';
+  end if;
+  select * into v_run from durable_runs where id = v_callback.run_id for update;
+  select * into v_callback from durable_callbacks where id = p_id for update;
+  if v_callback.delivered_at is not null then
+    return case when p_delivery_key is not null and v_callback.delivery_key = p_delivery_key
+                then 'repeat' else 'resolved' end;
+  end if;
+  v_now := durable_now();
+  if v_callback.deadline_at <= v_now then
+    return 'timed_out';
+  end if;
+  if v_run.status in ('completed', 'failed', 'cancelled') then
+    return 'terminal';
+  end if;
+  update durable_callbacks set payload = p_payload, payload_bytes = octet_length(p_payload::text),
+                               delivery_key = p_delivery_key, delivered_at = v_now
+   where id = p_id;
+  if v_run.status = 'waiting' and exists (
+       select 1 from durable_steps
+        where run_id = v_run.id and status = 'waiting' and kind = 'any'
+          and branches @> jsonb_build_array(jsonb_build_object('callback', p_id))) then
+    update durable_runs set wake_at = v_now, updated_at = v_now where id = v_run.id;
+  end if;
+  return 'delivered';
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_deliver_signal(p_run_id text, p_name text, p_payload jsonb, p_delivery_id text)
  RETURNS text
  LANGUAGE plpgsql
@@ -361,11 +525,46 @@ begin
   values (p_run_id, p_name, p_payload, p_delivery_id, v_now, octet_length(p_payload::text));
   if v_run.status = 'waiting' and exists (
        select 1 from durable_steps
-        where run_id = p_run_id and kind = 'signal' and status = 'waiting'
-          and coalesce(signal_name, step_id) = p_name) then
+        where run_id = p_run_id and status = 'waiting'
+          and ((kind = 'signal' and coalesce(signal_name, step_id) = p_name)
+               or (kind = 'any' and branches @> jsonb_build_array(jsonb_build_object('signal', p_name))))) then
     update durable_runs set wake_at = v_now, updated_at = v_now where id = p_run_id;
   end if;
   return 'delivered';
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_end_overdue(p_run_id text, p_now timestamp with time zone)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_run durable_runs;
+begin
+  update durable_runs r set
+    status = 'failed', fence = fence + 1, wake_at = null, waiting_for = null, lease_until = null,
+    lost_claims = 0, lost_lease_until = null, updated_at = p_now, finished_at = p_now,
+    error = case
+      when r.deadline_at <= p_now then jsonb_build_object(
+        'code', 'deadline_exceeded', 'name', 'DeadlineExceededError',
+        'message', format('the run passed its deadline (%s)', to_char(r.deadline_at at time zone 'UTC',
+                                                                      'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+      else jsonb_build_object(
+        'code', 'expired', 'name', 'RunExpiredError',
+        'message', format('the run was not claimed before its ttl ran out (%s)',
+                          to_char(r.expire_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+    end
+  where id = p_run_id and status in ('pending', 'running', 'waiting')
+    and (r.deadline_at <= p_now or (r.expire_at <= p_now and r.attempts = 0))
+  returning * into v_run;
+  if not found then
+    return false;
+  end if;
+  insert into durable_events (run_id, kind, fence, data)
+  values (p_run_id, v_run.error ->> 'code', v_run.fence,
+          jsonb_build_object('deadlineAt', v_run.deadline_at, 'expireAt', v_run.expire_at));
+  perform durable_wake_waiters(p_run_id, p_now);
+  return true;
 end
 $function$;
 
@@ -400,6 +599,7 @@ begin
     select id, 'version.unknown', fence, jsonb_build_object('version', version) from failed
   )
   select coalesce(jsonb_agg(id), '[]'::jsonb) into v_ids from failed;
+  perform durable_wake_waiters(x, v_now) from jsonb_array_elements_text(v_ids) x;
   return v_ids;
 end
 $function$;
@@ -441,11 +641,14 @@ begin
     wake_at = null, waiting_for = null, lease_until = null,
     lost_claims = 0, lost_lease_until = null,
     updated_at = durable_now(), finished_at = durable_now()
-  where id = p_run_id and fence = p_fence and status is not distinct from 'running';
+  where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+    and (deadline_at is null or deadline_at > durable_now());
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'finish');
     return 'lost';
   end if;
+  -- Runs waiting on this one (a parent's invoke, a race's run branch) are due in this transaction.
+  perform durable_wake_waiters(p_run_id, durable_now());
   return 'finished';
 end
 $function$;
@@ -455,6 +658,7 @@ CREATE OR REPLACE FUNCTION public.durable_heartbeat(p_run_id text, p_fence bigin
  LANGUAGE sql
 AS $function$
   select case
+           when fence = p_fence and status = 'running' and deadline_at <= durable_now() then 'deadline'
            when fence = p_fence and status = 'running' and lease_until > durable_now() then 'owned'
            when fence = p_fence and status = 'running' then 'expired'
            else status
@@ -481,7 +685,10 @@ AS $function$
            'error', s.error,
            'wake_at', s.wake_at, 'deadline_at', s.deadline_at, 'polls', s.polls,
            'external_key', s.external_key, 'started_at', s.started_at,
-           'completed_at', s.completed_at) order by s.seq, s.step_id), '[]'::jsonb)
+           'completed_at', s.completed_at)
+         || case when s.branches is not null
+                 then jsonb_build_object('branches', s.branches, 'target_runs', to_jsonb(s.target_runs))
+                 else '{}'::jsonb end order by s.seq, s.step_id), '[]'::jsonb)
     from durable_steps s where s.run_id = p_run_id
 $function$;
 
@@ -525,6 +732,53 @@ AS $function$
   select clock_timestamp() + coalesce((select shift from durable_clock), interval '0')
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_race_winner(p_run_id text, p_branches jsonb, p_deadline timestamp with time zone, p_now timestamp with time zone)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+declare
+  v_branch jsonb;
+  v_index integer := 0;
+  v_at timestamptz;
+  v_value jsonb;
+  v_seq bigint;
+  v_best jsonb;
+  v_best_at timestamptz;
+begin
+  for v_branch in select b from jsonb_array_elements(coalesce(p_branches, '[]'::jsonb)) b loop
+    v_at := null;
+    v_value := 'null'::jsonb;
+    v_seq := null;
+    if v_branch ? 'signal' then
+      select g.created_at, g.payload, g.seq into v_at, v_value, v_seq from durable_signals g
+       where g.run_id = p_run_id and g.name = v_branch ->> 'signal' and g.taken_by is null
+       order by g.seq limit 1;
+    elsif v_branch ? 'wake_at' then
+      v_at := (v_branch ->> 'wake_at')::timestamptz;
+    elsif v_branch ? 'run' then
+      select r.finished_at, jsonb_build_object('status', r.status, 'output', r.output, 'error', r.error)
+        into v_at, v_value
+        from durable_runs r
+       where r.id = v_branch ->> 'run' and r.status in ('completed', 'failed', 'cancelled');
+    elsif v_branch ? 'callback' then
+      select coalesce(c.delivered_at, c.deadline_at), coalesce(c.payload, 'null'::jsonb) into v_at, v_value
+        from durable_callbacks c where c.id = v_branch ->> 'callback';
+    end if;
+    if v_at is not null and v_at <= p_now and (v_best_at is null or v_at < v_best_at) then
+      v_best_at := v_at;
+      v_best := jsonb_build_object('index', v_index, 'name', v_branch ->> 'name', 'value', v_value,
+                                   'at', v_at, 'signal_seq', v_seq);
+    end if;
+    v_index := v_index + 1;
+  end loop;
+  if p_deadline is not null and p_deadline <= p_now and (v_best_at is null or p_deadline < v_best_at) then
+    return jsonb_build_object('timedOut', true, 'at', p_deadline);
+  end if;
+  return v_best;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_read_run(p_run_id text)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -533,6 +787,8 @@ declare
   v_run durable_runs;
   v_healed boolean := false;
 begin
+  -- Past its deadline, or never claimed by its ttl: the read ends it.
+  perform durable_end_overdue(p_run_id, durable_now());
   update durable_runs set
     status = 'pending', fence = fence + 1, wake_at = durable_now(), lease_until = null,
     lost_claims = lost_claims + 1, lost_lease_until = lease_until, updated_at = durable_now()
@@ -587,7 +843,8 @@ declare
   v_step durable_steps;
 begin
   update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now
-   where id = p_run_id and fence = p_fence and status is not distinct from 'running';
+   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+     and (deadline_at is null or deadline_at > v_now);
   if not found then
     -- A stale owner's late outcome: it parks on the recorded one when there is one.
     select * into v_step from durable_steps
@@ -630,6 +887,12 @@ begin
       update durable_signals set taken_by = v_step.step_id
        where seq = (p_step ->> 'signal_seq')::bigint and run_id = p_run_id and taken_by is null;
     end if;
+    if p_step ? 'callback' then
+      insert into durable_callbacks (id, run_id, step_id, schema, deadline_at, created_at)
+      values (p_step -> 'callback' ->> 'id', p_run_id, v_step.step_id, p_step -> 'callback' -> 'schema',
+              v_step.deadline_at, v_now)
+      on conflict do nothing;
+    end if;
     return jsonb_build_object('owned', true, 'conflict', false);
   end if;
 
@@ -652,7 +915,8 @@ begin
   update durable_runs set
     status = 'pending', wake_at = durable_now(), lease_until = null, waiting_for = null,
     updated_at = durable_now()
-  where id = p_run_id and fence = p_fence and status is not distinct from 'running';
+  where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+    and (deadline_at is null or deadline_at > durable_now());
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'release');
     return false;
@@ -670,6 +934,7 @@ AS $function$
 declare
   v_wait durable_steps;
   v_signal durable_signals;
+  v_win jsonb;
 begin
   update durable_steps set status = 'completed', fence = p_fence, completed_at = p_now,
                            updated_at = p_now, result = 'null'::jsonb
@@ -677,9 +942,16 @@ begin
 
   for v_wait in
     select * from durable_steps
-     where run_id = p_run_id and kind = 'signal' and status = 'waiting'
+     where run_id = p_run_id and kind in ('signal', 'invoke', 'any') and status = 'waiting'
      order by seq, step_id
   loop
+    if v_wait.kind <> 'signal' then
+      v_win := durable_race_winner(p_run_id, v_wait.branches, v_wait.deadline_at, p_now);
+      if v_win is not null then
+        perform durable_answer_race(v_wait, v_win, p_fence, p_now);
+      end if;
+      continue;
+    end if;
     -- A delivery that landed after the wait's deadline does not answer it (the timeout won).
     select * into v_signal from durable_signals
      where run_id = p_run_id and name = coalesce(v_wait.signal_name, v_wait.step_id) and taken_by is null
@@ -720,13 +992,18 @@ begin
   if v_run.compacted_at is not null then
     return 'compacted';
   end if;
+  -- A failed child of a failed invoke is retried too (its invoke reopens below and waits on it).
+  perform durable_retry_run(r.id) from durable_runs r
+   where r.status = 'failed'
+     and r.id in (select unnest(target_runs) from durable_steps
+                   where run_id = p_run_id and kind = 'invoke' and status = 'failed');
   -- A wait that timed out starts over with a new deadline; any other failed step runs again.
   delete from durable_steps where run_id = p_run_id and status = 'failed' and kind = 'poll';
   update durable_steps set status = 'waiting', wake_at = v_now, completed_at = null, updated_at = v_now
    where run_id = p_run_id and status = 'failed';
   update durable_runs set
     status = 'pending', fence = fence + 1, wake_at = v_now, error = null, output = null,
-    waiting_for = null, updated_at = v_now, finished_at = null
+    waiting_for = null, updated_at = v_now, finished_at = null, deadline_at = null, expire_at = null
   where id = p_run_id;
   insert into durable_events (run_id, kind) values (p_run_id, 'retry');
   return 'retried';
@@ -740,44 +1017,107 @@ AS $function$
 declare
   v_now timestamptz := durable_now();
   v_wake timestamptz;
+  v_deadline timestamptz;
+  v_step_ids text[] := array(select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
+  v_targets text[];
 begin
-  -- Lock the run first: a signal delivery locks it too, so either it sees us waiting (and makes
-  -- the run due) or we see its delivery below.
+  v_targets := array(
+    select distinct t from (
+      select jsonb_array_elements_text(w -> 'target_runs') as t from jsonb_array_elements(p_waits) w
+       where w ? 'target_runs'
+      union all
+      select unnest(s.target_runs) from durable_steps s
+       where s.run_id = p_run_id and s.status = 'waiting' and s.step_id = any (v_step_ids)
+    ) x order by t);
+  if cardinality(v_targets) > 0 then
+    perform 1 from durable_runs where id = any (v_targets) order by id for share;
+  end if;
+
   update durable_runs set status = 'waiting', lease_until = null, waiting_for = p_waiting_for,
                           lost_claims = 0, lost_lease_until = null, updated_at = v_now
-   where id = p_run_id and fence = p_fence and status is not distinct from 'running';
+   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+     and (deadline_at is null or deadline_at > v_now)
+  returning deadline_at into v_deadline;
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'suspend');
     return false;
   end if;
 
-  insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, wake_at, deadline_at,
-                                  polls, error, fence, signal_name)
-  select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0,
-         v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond',
-         v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
-         coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence, w ->> 'signal_name'
+  insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                            parent_id, deadline_at)
+  select w -> 'start' ->> 'id', w -> 'start' ->> 'workflow', w -> 'start' -> 'input', v_now,
+         w -> 'start' ->> 'concurrency_key', w -> 'start' ->> 'singleton_key', w -> 'start' ->> 'version',
+         p_run_id,
+         least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline)
     from jsonb_array_elements(p_waits) w
+   where w ? 'start'
+  on conflict do nothing;
+
+  insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, wake_at, deadline_at,
+                                  polls, error, fence, signal_name, branches, target_runs)
+  select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0,
+         coalesce(v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond', r.wake_at),
+         v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
+         coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence, w ->> 'signal_name',
+         r.branches,
+         case when w ? 'target_runs' then array(select jsonb_array_elements_text(w -> 'target_runs')) end
+    from jsonb_array_elements(p_waits) w
+    left join lateral (
+      select jsonb_agg(case when b ? 'wake_in_ms'
+                            then (b - 'wake_in_ms') || jsonb_build_object('wake_at',
+                                   v_now + (b ->> 'wake_in_ms')::bigint * interval '1 millisecond')
+                            else b end order by n) as branches,
+             min(coalesce(v_now + (b ->> 'wake_in_ms')::bigint * interval '1 millisecond',
+                          (b ->> 'wake_at')::timestamptz)) as wake_at
+        from jsonb_array_elements(w -> 'branches') with ordinality as x (b, n)
+    ) r on w ? 'branches'
    where w ->> 'kind' is not null
   on conflict (run_id, step_id) do update set
     wake_at = excluded.wake_at, polls = excluded.polls, error = excluded.error,
     fence = excluded.fence, updated_at = v_now
   where s.kind = 'poll' and s.status = 'waiting';
 
+  -- A race on a run that is not there (or an invoke whose id names someone else's run) fails now.
+  update durable_steps s set status = 'failed', completed_at = v_now, updated_at = v_now,
+    error = case when w ? 'start' then jsonb_build_object(
+                   'code', 'run_state_conflict', 'name', 'RunStateConflictError',
+                   'message', format('step "%s" could not start child run "%s": %s', s.step_id,
+                                     w -> 'start' ->> 'id',
+                                     case when c.id is null then 'another run of its workflow holds its singleton key'
+                                          else 'a run with that id exists with another workflow or input' end))
+                 else jsonb_build_object('code', 'run_not_found', 'name', 'RunNotFoundError',
+                   'message', format('step "%s" waits on run "%s", which does not exist', s.step_id,
+                                     (select t from unnest(s.target_runs) t
+                                       where not exists (select 1 from durable_runs q where q.id = t) limit 1)))
+            end
+    from jsonb_array_elements(p_waits) w
+    left join durable_runs c on c.id = w -> 'start' ->> 'id'
+   where s.run_id = p_run_id and s.step_id = w ->> 'step_id' and s.status = 'waiting'
+     and w ? 'target_runs'
+     and (exists (select 1 from unnest(s.target_runs) t where not exists (select 1 from durable_runs q where q.id = t))
+          or (w ? 'start' and (c.workflow <> w -> 'start' ->> 'workflow' or c.input <> w -> 'start' -> 'input')));
+
   select min(case
+               -- A race failed above is answered now; a completed sleep that holds until its time
+               -- (waited in process by an earlier execution) wakes at that time.
+               when s.status <> 'waiting' and s.kind in ('invoke', 'any') then v_now
+               when s.status <> 'waiting' then least(s.wake_at, s.deadline_at)
                when s.kind = 'signal' and exists (
                       select 1 from durable_signals g
                        where g.run_id = s.run_id and g.name = coalesce(s.signal_name, s.step_id)
                          and g.taken_by is null)
                  then v_now
+               when s.kind in ('invoke', 'any')
+                 then greatest(v_now, least(
+                        (durable_race_winner(s.run_id, s.branches, s.deadline_at, 'infinity') ->> 'at')::timestamptz,
+                        s.deadline_at))
                else least(s.wake_at, s.deadline_at)
              end)
     into v_wake
     from durable_steps s
-   where s.run_id = p_run_id and s.status = 'waiting'
-     and s.step_id in (select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
+   where s.run_id = p_run_id and s.step_id = any (v_step_ids);
 
-  update durable_runs set wake_at = coalesce(v_wake, 'infinity') where id = p_run_id;
+  update durable_runs set wake_at = least(coalesce(v_wake, 'infinity'), v_deadline) where id = p_run_id;
   return true;
 end
 $function$;
@@ -788,4 +1128,22 @@ CREATE OR REPLACE FUNCTION public.durable_version_registered(p_versions jsonb, p
  IMMUTABLE
 AS $function$
   select p_versions is null or coalesce((p_versions -> p_workflow) ? coalesce(p_version, ''), false)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_wake_waiters(p_run_id text, p_now timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+begin
+  perform 1 from durable_runs r
+   where r.id in (select s.run_id from durable_steps s
+                   where s.target_runs @> array[p_run_id] and s.status = 'waiting')
+     and r.status = 'waiting'
+   order by r.id
+     for update;
+  update durable_runs r set wake_at = p_now, updated_at = p_now
+   where r.id in (select s.run_id from durable_steps s
+                   where s.target_runs @> array[p_run_id] and s.status = 'waiting')
+     and r.status = 'waiting' and r.wake_at > p_now;
+end
 $function$;

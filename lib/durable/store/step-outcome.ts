@@ -23,6 +23,8 @@ export interface StepOutcome {
   /** A signal wait: the name it waits for, and the delivery its receipt takes from the mailbox. */
   signalName?: string;
   signalSeq?: number;
+  /** A callback's receipt: the capability row written with it (its id and payload JSON Schema). */
+  callback?: { id: string; schema: unknown };
 }
 
 /**
@@ -47,6 +49,7 @@ export function stepOutcomeJson(outcome: StepOutcome): string {
     result_bytes: outcome.resultJson === undefined ? null : Buffer.byteLength(outcome.resultJson, "utf8"),
     ...(outcome.signalName === undefined ? {} : { signal_name: outcome.signalName }),
     ...(outcome.signalSeq === undefined ? {} : { signal_seq: outcome.signalSeq }),
+    ...(outcome.callback === undefined ? {} : { callback: outcome.callback }),
   };
   return `${JSON.stringify(step).slice(0, -1)},"result":${outcome.resultJson ?? "null"}}`;
 }

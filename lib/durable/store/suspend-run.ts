@@ -9,13 +9,32 @@ import type { DurableDb } from "./tables";
 export interface Wait {
   step_id: string;
   seq?: number;
-  kind?: "sleep" | "signal" | "poll";
+  kind?: "sleep" | "signal" | "poll" | "invoke" | "any";
   wake_in_ms?: number | null;
   deadline_in_ms?: number | null;
   polls?: number;
   error?: unknown;
   /** A signal wait: the name it waits for (its step id may differ). */
   signal_name?: string;
+  /** A race: its branches (a sleep branch as wake_in_ms, a date as wake_at) and the runs it waits on. */
+  branches?: ({ name: string } & (
+    | { signal: string }
+    | { wake_in_ms: number }
+    | { wake_at: string }
+    | { run: string }
+    | { callback: string }
+  ))[];
+  target_runs?: string[];
+  /** An invoke: the child run to insert with the wait (insert-if-absent on its id). */
+  start?: {
+    id: string;
+    workflow: string;
+    input: unknown;
+    version: string | null;
+    concurrency_key: string | null;
+    singleton_key: string | null;
+    deadline_in_ms: number | null;
+  };
 }
 
 /**

@@ -32,13 +32,19 @@ export interface DurableRunsTable {
   version: string | null;
   /** When retention deleted the run's steps, signals and stream chunks (0005). */
   compacted_at: Timestamp | null;
+  /** The run whose `invoke` or `start` started it (0008). */
+  parent_id: string | null;
+  /** Past it the run fails with `deadline_exceeded` (0008). */
+  deadline_at: Timestamp | null;
+  /** Not claimed for the first time by then, the run fails with `expired` (0008). */
+  expire_at: Timestamp | null;
 }
 
 export interface DurableStepsTable {
   run_id: string;
   step_id: string;
   seq: number;
-  kind: "run" | "tx" | "value" | "sleep" | "signal" | "poll" | "ai";
+  kind: "run" | "tx" | "value" | "sleep" | "signal" | "poll" | "ai" | "invoke" | "start" | "any" | "callback";
   status: "running" | "waiting" | "completed" | "failed";
   attempt: Generated<number>;
   result: Json | null;
@@ -55,6 +61,10 @@ export interface DurableStepsTable {
   signal_name: string | null;
   /** Bytes of the result's JSON text; null before 0002. */
   result_bytes: number | null;
+  /** A race's branches (invoke, waitForAny, waitForCallback) (0008). */
+  branches: Json | null;
+  /** The runs a race waits on (0008). */
+  target_runs: string[] | null;
 }
 
 export interface DurableSignalsTable {
@@ -91,6 +101,20 @@ export interface DurableStreamChunksTable {
   created_at: Generated<Date>;
 }
 
+/** A callback URL's capability and its first delivery (0008). */
+export interface DurableCallbacksTable {
+  id: string;
+  run_id: string;
+  step_id: string;
+  schema: Json | null;
+  deadline_at: Timestamp | null;
+  payload: Json | null;
+  payload_bytes: number | null;
+  delivery_key: string | null;
+  delivered_at: Timestamp | null;
+  created_at: Generated<Date>;
+}
+
 /** A scheduled workflow's next slot (0004). */
 export interface DurableSchedulesTable {
   workflow: string;
@@ -110,6 +134,7 @@ export interface DurableTables {
   durable_events: DurableEventsTable;
   durable_stream_chunks: DurableStreamChunksTable;
   durable_schedules: DurableSchedulesTable;
+  durable_callbacks: DurableCallbacksTable;
 }
 
 /** The database as the store sees it: only the durable_* tables, whatever else the app keeps there. */

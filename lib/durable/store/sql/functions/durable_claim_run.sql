@@ -20,6 +20,11 @@
 -- key's lock (the holder keeps it for one short claim); later ones only try it, so a claimer never
 -- waits while it holds a key's lock and two claimers cannot deadlock. At most 20 candidates.
 --
+-- Deadlines. A run past its deadline (or never claimed by its ttl) is picked whatever its
+-- version or key and ended by durable_end_overdue instead of claimed, and the pick goes on (at
+-- most 100 such ends per claim). A claimed run's wake_at is capped by its deadline, so a run whose
+-- owner is still at work is picked at its deadline and ended then.
+--
 -- The ledger is read only for a run claimed before (attempts > 1 once this claim counted itself):
 -- only an owner writes step rows. An `exists` probe here ran in the plan plpgsql cached at a
 -- session's first claim, made while durable_steps was empty, and read the whole table on every
@@ -40,14 +45,17 @@ declare
   v_lost boolean;
   v_limit integer;
   v_tries integer := 0;
+  v_ended integer := 0;
 begin
   loop
     if p_run_id is null then
       select * into v_run from durable_runs r
        where status in ('pending', 'running', 'waiting') and wake_at <= v_now
          and workflow = any (v_workflows) and not (id = any (v_exclude))
-         and durable_version_registered(p_versions, r.workflow, r.version)
+         and (durable_version_registered(p_versions, r.workflow, r.version)
+              or r.deadline_at <= v_now or r.expire_at <= v_now)
          and (r.concurrency_key is null or not (v_limits ? r.workflow)
+              or r.deadline_at <= v_now or r.expire_at <= v_now
               or durable_concurrency_used(r.workflow, r.concurrency_key, r.id, v_now)
                  < (v_limits ->> r.workflow)::integer)
        order by wake_at
@@ -57,11 +65,23 @@ begin
       select * into v_run from durable_runs r
        where id = p_run_id and status in ('pending', 'running', 'waiting') and wake_at <= v_now
          and workflow = any (v_workflows)
-         and durable_version_registered(p_versions, r.workflow, r.version)
+         and (durable_version_registered(p_versions, r.workflow, r.version)
+              or r.deadline_at <= v_now or r.expire_at <= v_now)
        for update skip locked;
     end if;
     if not found then
       return null;
+    end if;
+    -- Past its deadline, or never claimed by its ttl: end it and pick again.
+    if durable_end_overdue(v_run.id, v_now) then
+      if p_run_id is not null then
+        return null;
+      end if;
+      v_ended := v_ended + 1;
+      if v_ended >= 100 then
+        return null;
+      end if;
+      continue;
     end if;
     v_limit := (v_limits ->> v_run.workflow)::integer;
     exit when v_run.concurrency_key is null or v_limit is null;
@@ -87,7 +107,7 @@ begin
     fence = fence + 1,
     attempts = attempts + 1,
     lease_until = v_now + p_lease_ms * interval '1 millisecond',
-    wake_at = v_now + p_lease_ms * interval '1 millisecond',
+    wake_at = least(v_now + p_lease_ms * interval '1 millisecond', deadline_at),
     lost_claims = lost_claims + case when v_lost then 1 else 0 end,
     lost_lease_until = case when v_lost then v_run.lease_until else lost_lease_until end,
     updated_at = v_now

@@ -4,7 +4,8 @@
 -- Locks the run row first, waiting for it (see durable_suspend_run: no wake-up is lost between the
 -- two). A delivery id seen before for the run is a repeat whatever its state now; a terminal run
 -- refuses; otherwise the delivery queues behind the others of its name (durable_signals.seq,
--- payload_bytes measured once here), and a run waiting on that name is made due at once.
+-- payload_bytes measured once here), and a run waiting on that name (a signal wait, or a race with
+-- a branch on it) is made due at once.
 -- Answers 'not_found' | 'repeat' | 'terminal' | 'delivered'.
 
 create or replace function durable_deliver_signal(
@@ -32,8 +33,9 @@ begin
   values (p_run_id, p_name, p_payload, p_delivery_id, v_now, octet_length(p_payload::text));
   if v_run.status = 'waiting' and exists (
        select 1 from durable_steps
-        where run_id = p_run_id and kind = 'signal' and status = 'waiting'
-          and coalesce(signal_name, step_id) = p_name) then
+        where run_id = p_run_id and status = 'waiting'
+          and ((kind = 'signal' and coalesce(signal_name, step_id) = p_name)
+               or (kind = 'any' and branches @> jsonb_build_array(jsonb_build_object('signal', p_name))))) then
     update durable_runs set wake_at = v_now, updated_at = v_now where id = p_run_id;
   end if;
   return 'delivered';

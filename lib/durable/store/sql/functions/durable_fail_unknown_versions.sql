@@ -4,7 +4,7 @@
 --
 -- Oldest first, for update skip locked, each under a new fence (a stale owner can no longer
 -- write), with error unknown_version naming the version and the registered ones, and a
--- version.unknown event. A running run under a live lease is not due, so it is left to its owner
+-- version.unknown event; the runs waiting on them are made due. A running run under a live lease is not due, so it is left to its owner
 -- (who has the version). Answers the ids failed.
 
 create or replace function durable_fail_unknown_versions(p_versions jsonb, p_limit integer) returns jsonb
@@ -36,6 +36,7 @@ begin
     select id, 'version.unknown', fence, jsonb_build_object('version', version) from failed
   )
   select coalesce(jsonb_agg(id), '[]'::jsonb) into v_ids from failed;
+  perform durable_wake_waiters(x, v_now) from jsonb_array_elements_text(v_ids) x;
   return v_ids;
 end
 $$;

@@ -4,7 +4,9 @@
 -- The receipt of the body's last step, when the engine held it back, rides in the same statement
 -- (p_step, through durable_record_step): the completion costs no round trip of its own. Answers
 -- 'finished'; 'lost' (the fence moved on: nothing written but a fence.rejected event); or
--- 'conflict' (that step already had another outcome: nothing ended, the run must replay).
+-- 'conflict' (that step already had another outcome: nothing ended, the run must replay). Past
+-- the run's deadline nothing is written ('lost'; durable_end_overdue fails it). An end makes the
+-- runs waiting on this one due (durable_wake_waiters), in the same transaction.
 
 create or replace function durable_finish_run(
   p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb,
@@ -29,11 +31,14 @@ begin
     wake_at = null, waiting_for = null, lease_until = null,
     lost_claims = 0, lost_lease_until = null,
     updated_at = durable_now(), finished_at = durable_now()
-  where id = p_run_id and fence = p_fence and status is not distinct from 'running';
+  where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+    and (deadline_at is null or deadline_at > durable_now());
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'finish');
     return 'lost';
   end if;
+  -- Runs waiting on this one (a parent's invoke, a race's run branch) are due in this transaction.
+  perform durable_wake_waiters(p_run_id, durable_now());
   return 'finished';
 end
 $$;

@@ -1,7 +1,7 @@
 -- durable_read_run(run_id): read a run for status, healing it first when its lease ran out
 -- (docs/sql.md, "durable_read_run").
 --
--- The heal: the fence moves on (the dead owner can no longer write), the run is due now, and a
+-- A run past its deadline or its ttl is ended first (durable_end_overdue). The heal: the fence moves on (the dead owner can no longer write), the run is due now, and a
 -- heal event is recorded. Concurrent readers heal once: the heal is a conditional write on the
 -- expired lease, so the others wait for the row, find it pending, and read it. Answers { run,
 -- healed, due, steps }, where due says whether a claim would take the run now by the database clock
@@ -13,6 +13,8 @@ declare
   v_run durable_runs;
   v_healed boolean := false;
 begin
+  -- Past its deadline, or never claimed by its ttl: the read ends it.
+  perform durable_end_overdue(p_run_id, durable_now());
   update durable_runs set
     status = 'pending', fence = fence + 1, wake_at = durable_now(), lease_until = null,
     lost_claims = lost_claims + 1, lost_lease_until = lease_until, updated_at = durable_now()

@@ -9,7 +9,9 @@
 -- Then the receipt, insert-if-absent: an existing row is updated only while it is not completed
 -- or failed. First write wins: a step already completed keeps its recorded outcome, which is
 -- returned with conflict = true (and a step.outcome-conflict event). A signal wait's receipt takes
--- its delivery (signal_seq) in the same statement. The engine sends result_bytes, the size of the
+-- its delivery (signal_seq) in the same statement; a callback's receipt writes its capability row
+-- (durable_callbacks: id, schema, deadline) in it too. Past the run's deadline nothing is written
+-- (durable_end_overdue fails the run). The engine sends result_bytes, the size of the
 -- result's JSON text: it has the text already, and measuring it here would serialise every result
 -- a second time on the hot path.
 --
@@ -25,7 +27,8 @@ declare
   v_step durable_steps;
 begin
   update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now
-   where id = p_run_id and fence = p_fence and status is not distinct from 'running';
+   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+     and (deadline_at is null or deadline_at > v_now);
   if not found then
     -- A stale owner's late outcome: it parks on the recorded one when there is one.
     select * into v_step from durable_steps
@@ -67,6 +70,12 @@ begin
     if p_step ? 'signal_seq' then
       update durable_signals set taken_by = v_step.step_id
        where seq = (p_step ->> 'signal_seq')::bigint and run_id = p_run_id and taken_by is null;
+    end if;
+    if p_step ? 'callback' then
+      insert into durable_callbacks (id, run_id, step_id, schema, deadline_at, created_at)
+      values (p_step -> 'callback' ->> 'id', p_run_id, v_step.step_id, p_step -> 'callback' -> 'schema',
+              v_step.deadline_at, v_now)
+      on conflict do nothing;
     end if;
     return jsonb_build_object('owned', true, 'conflict', false);
   end if;

@@ -1,16 +1,27 @@
 -- durable_suspend_run(run_id, fence, waits, waiting_for): park a run the owner holds until the
 -- earliest of its waits, in one round trip (docs/sql.md, "durable_suspend_run").
 --
--- The fence check also parks the run ('waiting', lease cleared, lost_claims reset). New waits are
--- written here, insert-if-absent: a sleep's or signal wait's row is written once and its wake time
--- or deadline never moves; a poll's next wake time, poll count and last error move on with every
--- poll (its deadline never does). The run's wake_at is the earliest wait: a sleep's wake time, a
--- retry's due time, a deadline, or now when an untaken delivery of an awaited name is already in
--- the mailbox; 'infinity' when only a signal can end the wait.
+-- The fence check also parks the run ('waiting', lease cleared, lost_claims reset); past the
+-- run's deadline it writes nothing. New waits are written here, insert-if-absent: a sleep's or
+-- signal wait's row is written once and its wake time or deadline never moves; a poll's next
+-- wake time, poll count and last error move on with every poll (its deadline never does). A race
+-- (invoke, waitForAny, waitForCallback) is written with its branches, a sleep branch's wake time
+-- fixed now, and the runs it waits on (target_runs). An invoke's child run is inserted here too
+-- (insert-if-absent on its id, with parent_id and the earlier of its own and the parent's
+-- deadline), so a Promise.all of many invokes starts every child in this one statement. A race
+-- on a run that does not exist fails at once (run_not_found; for an invoke whose child could not
+-- be inserted, or whose id names a run of another workflow or input, run_state_conflict).
 --
--- Locks the run row first. A signal delivery locks it first too, so either it ran before and the
--- wake-time query sees its delivery, or it waits for this commit and finds the run waiting: no
--- wake-up is lost between the two. The owner recorded every step it started before it calls this.
+-- The run's wake_at is the earliest wait, capped by its deadline: a sleep's wake time, a retry's
+-- due time, a deadline, a race's next decision (durable_race_winner), or now when an untaken
+-- delivery of an awaited name is already in the mailbox or a race is already decided;
+-- 'infinity' when only a signal, a run's end or a callback can end the wait.
+--
+-- Locks, in order: the runs its races wait on, for share (target before waiter: a run that ends
+-- locks itself, then its waiters, so either it sees this run waiting or this statement sees it
+-- ended), then the run row. A signal delivery locks the run row first too, so either it ran
+-- before and the wake-time query sees its delivery, or it waits for this commit and finds the run
+-- waiting. The owner recorded every step it started before it calls this.
 
 create or replace function durable_suspend_run(
   p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb
@@ -19,44 +30,107 @@ language plpgsql as $$
 declare
   v_now timestamptz := durable_now();
   v_wake timestamptz;
+  v_deadline timestamptz;
+  v_step_ids text[] := array(select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
+  v_targets text[];
 begin
-  -- Lock the run first: a signal delivery locks it too, so either it sees us waiting (and makes
-  -- the run due) or we see its delivery below.
+  v_targets := array(
+    select distinct t from (
+      select jsonb_array_elements_text(w -> 'target_runs') as t from jsonb_array_elements(p_waits) w
+       where w ? 'target_runs'
+      union all
+      select unnest(s.target_runs) from durable_steps s
+       where s.run_id = p_run_id and s.status = 'waiting' and s.step_id = any (v_step_ids)
+    ) x order by t);
+  if cardinality(v_targets) > 0 then
+    perform 1 from durable_runs where id = any (v_targets) order by id for share;
+  end if;
+
   update durable_runs set status = 'waiting', lease_until = null, waiting_for = p_waiting_for,
                           lost_claims = 0, lost_lease_until = null, updated_at = v_now
-   where id = p_run_id and fence = p_fence and status is not distinct from 'running';
+   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+     and (deadline_at is null or deadline_at > v_now)
+  returning deadline_at into v_deadline;
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'suspend');
     return false;
   end if;
 
-  insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, wake_at, deadline_at,
-                                  polls, error, fence, signal_name)
-  select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0,
-         v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond',
-         v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
-         coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence, w ->> 'signal_name'
+  insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                            parent_id, deadline_at)
+  select w -> 'start' ->> 'id', w -> 'start' ->> 'workflow', w -> 'start' -> 'input', v_now,
+         w -> 'start' ->> 'concurrency_key', w -> 'start' ->> 'singleton_key', w -> 'start' ->> 'version',
+         p_run_id,
+         least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline)
     from jsonb_array_elements(p_waits) w
+   where w ? 'start'
+  on conflict do nothing;
+
+  insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, wake_at, deadline_at,
+                                  polls, error, fence, signal_name, branches, target_runs)
+  select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0,
+         coalesce(v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond', r.wake_at),
+         v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
+         coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence, w ->> 'signal_name',
+         r.branches,
+         case when w ? 'target_runs' then array(select jsonb_array_elements_text(w -> 'target_runs')) end
+    from jsonb_array_elements(p_waits) w
+    left join lateral (
+      select jsonb_agg(case when b ? 'wake_in_ms'
+                            then (b - 'wake_in_ms') || jsonb_build_object('wake_at',
+                                   v_now + (b ->> 'wake_in_ms')::bigint * interval '1 millisecond')
+                            else b end order by n) as branches,
+             min(coalesce(v_now + (b ->> 'wake_in_ms')::bigint * interval '1 millisecond',
+                          (b ->> 'wake_at')::timestamptz)) as wake_at
+        from jsonb_array_elements(w -> 'branches') with ordinality as x (b, n)
+    ) r on w ? 'branches'
    where w ->> 'kind' is not null
   on conflict (run_id, step_id) do update set
     wake_at = excluded.wake_at, polls = excluded.polls, error = excluded.error,
     fence = excluded.fence, updated_at = v_now
   where s.kind = 'poll' and s.status = 'waiting';
 
+  -- A race on a run that is not there (or an invoke whose id names someone else's run) fails now.
+  update durable_steps s set status = 'failed', completed_at = v_now, updated_at = v_now,
+    error = case when w ? 'start' then jsonb_build_object(
+                   'code', 'run_state_conflict', 'name', 'RunStateConflictError',
+                   'message', format('step "%s" could not start child run "%s": %s', s.step_id,
+                                     w -> 'start' ->> 'id',
+                                     case when c.id is null then 'another run of its workflow holds its singleton key'
+                                          else 'a run with that id exists with another workflow or input' end))
+                 else jsonb_build_object('code', 'run_not_found', 'name', 'RunNotFoundError',
+                   'message', format('step "%s" waits on run "%s", which does not exist', s.step_id,
+                                     (select t from unnest(s.target_runs) t
+                                       where not exists (select 1 from durable_runs q where q.id = t) limit 1)))
+            end
+    from jsonb_array_elements(p_waits) w
+    left join durable_runs c on c.id = w -> 'start' ->> 'id'
+   where s.run_id = p_run_id and s.step_id = w ->> 'step_id' and s.status = 'waiting'
+     and w ? 'target_runs'
+     and (exists (select 1 from unnest(s.target_runs) t where not exists (select 1 from durable_runs q where q.id = t))
+          or (w ? 'start' and (c.workflow <> w -> 'start' ->> 'workflow' or c.input <> w -> 'start' -> 'input')));
+
   select min(case
+               -- A race failed above is answered now; a completed sleep that holds until its time
+               -- (waited in process by an earlier execution) wakes at that time.
+               when s.status <> 'waiting' and s.kind in ('invoke', 'any') then v_now
+               when s.status <> 'waiting' then least(s.wake_at, s.deadline_at)
                when s.kind = 'signal' and exists (
                       select 1 from durable_signals g
                        where g.run_id = s.run_id and g.name = coalesce(s.signal_name, s.step_id)
                          and g.taken_by is null)
                  then v_now
+               when s.kind in ('invoke', 'any')
+                 then greatest(v_now, least(
+                        (durable_race_winner(s.run_id, s.branches, s.deadline_at, 'infinity') ->> 'at')::timestamptz,
+                        s.deadline_at))
                else least(s.wake_at, s.deadline_at)
              end)
     into v_wake
     from durable_steps s
-   where s.run_id = p_run_id and s.status = 'waiting'
-     and s.step_id in (select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
+   where s.run_id = p_run_id and s.step_id = any (v_step_ids);
 
-  update durable_runs set wake_at = coalesce(v_wake, 'infinity') where id = p_run_id;
+  update durable_runs set wake_at = least(coalesce(v_wake, 'infinity'), v_deadline) where id = p_run_id;
   return true;
 end
 $$;

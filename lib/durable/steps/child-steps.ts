@@ -1,0 +1,157 @@
+import { createHash } from "node:crypto";
+import { toMs } from "../duration";
+import type { ComposeSupport } from "../engine/compose-support";
+import { type Execution, never } from "../engine/execution";
+import { failpoint } from "../engine/failpoints";
+import { reviveError, type StepRecorder } from "../engine/step-recorder";
+import { ChildRunFailedError, RunStateConflictError, StepTimeoutError } from "../errors";
+import { MAX_NAME_LENGTH } from "../names";
+import { cancelRun, insertRun, type StepRecord } from "../store";
+import type { AnyWorkflow, ChildRun, InvokeOptions, RunOutcome, StoredError } from "../types";
+import { traceWait } from "./wait-until";
+
+/**
+ * Child runs (docs/guide/composition.md, "Child runs"). `invoke` parks the parent with the child's
+ * insert in the suspension's one statement, so a `Promise.all` of many invokes starts every child
+ * and records every wait at once; the child's end makes the parent due in its own transaction
+ * (durable_wake_waiters) and the claim that wakes the parent answers the invoke
+ * (durable_resolve_waits). `start` inserts the child and journals its id.
+ */
+export function createChildSteps(exec: Execution, recorder: StepRecorder) {
+  return {
+    invoke: (id: string, workflow: AnyWorkflow, input: unknown, options: InvokeOptions = {}): Promise<any> =>
+      invoke(exec, recorder, id, workflow, input, options),
+    start: (id: string, workflow: AnyWorkflow, input: unknown, options: { id?: string } = {}): Promise<ChildRun> =>
+      startChild(exec, recorder, id, workflow, input, options),
+  };
+}
+
+/** A child's default id: `<run id>/<step id>`, or a digest of it when that is too long for a run id. */
+export function childIdFor(runId: string, stepId: string): string {
+  const id = `${runId}/${stepId}`;
+  if (id.length <= MAX_NAME_LENGTH) return id;
+  return `child~${createHash("sha256").update(id).digest("base64url")}`;
+}
+
+export function composeOf(exec: Execution): ComposeSupport {
+  const compose = exec.settings.compose;
+  if (!compose) throw new Error("this execution was made without composition support");
+  return compose;
+}
+
+async function invoke(
+  exec: Execution,
+  recorder: StepRecorder,
+  id: string,
+  workflow: AnyWorkflow,
+  input: unknown,
+  options: InvokeOptions,
+): Promise<unknown> {
+  const timeoutMs = options.timeout === undefined ? null : toMs(options.timeout, `invoke "${id}" timeout`);
+  const { seq, recorded, isReclaim } = exec.reach(id, "invoke");
+  if (recorded?.status === "completed") return ((await recorder.resultOf(recorded)) as RunOutcome).output;
+  if (recorded?.status === "failed") return failedInvoke(exec, recorded);
+  if (exec.isStopping) return never();
+  return traceWait(recorder, id, "invoke", isReclaim, async () => {
+    if (recorded) {
+      const childId = recorded.targetRuns?.[0] ?? id;
+      return exec.stop({ kind: "suspend", waits: [{ step_id: id }], waitingFor: { kind: "run", name: childId } });
+    }
+    const child = composeOf(exec).prepare(workflow, input, options.id ?? childIdFor(exec.runId, id));
+    const start = {
+      id: child.id,
+      workflow: child.workflow,
+      input: JSON.parse(child.inputJson) as unknown,
+      version: child.version ?? null,
+      concurrency_key: child.concurrencyKey ?? null,
+      singleton_key: child.singletonKey ?? null,
+      deadline_in_ms: child.deadlineInMs,
+    };
+    return exec.stop({
+      kind: "suspend",
+      waits: [
+        {
+          step_id: id,
+          seq,
+          kind: "invoke",
+          deadline_in_ms: timeoutMs,
+          branches: [{ name: "run", run: child.id }],
+          target_runs: [child.id],
+          start,
+        },
+      ],
+      waitingFor: { kind: "run", name: child.id },
+    });
+  });
+}
+
+/**
+ * An invoke answered with a failure, the same on every replay: the child's failure as
+ * `ChildRunFailedError`, a timeout as `StepTimeoutError` (and the child cancelled, which a
+ * replay asks again: a no-op once it ended), anything else (the child could not start) as stored.
+ */
+async function failedInvoke(exec: Execution, recorded: StepRecord): Promise<never> {
+  const error = recorded.error as (StoredError & { childId?: string; childStatus?: string; childError?: StoredError }) | null;
+  if (error?.code === "step_timeout" && error.childId && !exec.isStopping) {
+    const childId = error.childId;
+    await exec.track(() =>
+      cancelRun(exec.db, childId, `step "${recorded.stepId}" of run "${exec.runId}" timed out`, "cancel"),
+    );
+  }
+  if (error?.code === "child_run_failed" && error.childId) {
+    throw new ChildRunFailedError({
+      childId: error.childId,
+      childStatus: error.childStatus === "cancelled" ? "cancelled" : "failed",
+      error: error.childError ?? null,
+    });
+  }
+  if (error?.code === "step_timeout") throw new StepTimeoutError(error.message);
+  throw reviveError(error);
+}
+
+async function startChild(
+  exec: Execution,
+  recorder: StepRecorder,
+  id: string,
+  workflow: AnyWorkflow,
+  input: unknown,
+  options: { id?: string },
+): Promise<ChildRun> {
+  const { seq, recorded, isReclaim } = exec.reach(id, "start");
+  const compose = composeOf(exec);
+  const answer = (childId: string): ChildRun => ({
+    id: childId,
+    get statusToken() {
+      return compose.statusToken(childId);
+    },
+  });
+  if (recorded?.status === "completed") return answer(((await recorder.resultOf(recorded)) as { id: string }).id);
+  if (exec.isStopping) return never();
+  return recorder.traced(
+    { stepId: id, kind: "start", attempt: 1, isReclaim },
+    async () => {
+      const child = compose.prepare(workflow, input, options.id ?? childIdFor(exec.runId, id));
+      // Idempotent on the child's id: a replay after a lost claim finds the child it started.
+      const row = await exec.track(() => insertRun(exec.db, { ...child, parentId: exec.runId }));
+      if (row.activeRunId !== undefined) {
+        throw new RunStateConflictError(
+          `step "${id}" could not start child run "${child.id}": run "${row.activeRunId}" holds its singleton key`,
+          { activeRunId: row.activeRunId },
+        );
+      }
+      if (row.workflow !== child.workflow || !row.sameInput) {
+        throw new RunStateConflictError(
+          `step "${id}" could not start child run "${child.id}": a run with that id exists with another workflow or input`,
+        );
+      }
+      await failpoint("start.after-insert");
+      const resultJson = JSON.stringify({ id: child.id });
+      const written = await exec.track(() =>
+        recorder.write({ stepId: id, seq, kind: "start", status: "completed", attempt: 1, resultJson }),
+      );
+      if (!written) return never<ChildRun>();
+      return answer(written.conflict ? (written.recorded.result as { id: string }).id : child.id);
+    },
+    () => ({ outcome: "completed" }),
+  );
+}

@@ -1,0 +1,92 @@
+import { toMs } from "../duration";
+import { type Execution, never } from "../engine/execution";
+import { reviveError, type StepRecorder } from "../engine/step-recorder";
+import { InvalidInputError } from "../errors";
+import { storableName } from "../names";
+import type { Wait } from "../store";
+import type { CallbackHandle, RaceBranch } from "../types";
+import { traceWait } from "./wait-until";
+
+/** A race's branches as the suspension writes them. */
+type BranchRows = NonNullable<Wait["branches"]>;
+
+/** The most branches one race may have. */
+const MAX_BRANCHES = 100;
+
+/**
+ * `waitForAny` (docs/guide/composition.md, "Races"): one step row with every branch, written by
+ * the suspension; the claim that wakes the run decides the winner by the database clock in one
+ * conditional write (durable_race_winner, durable_answer_race). Answers `{ branch, value }`.
+ */
+export function createRaceStep(exec: Execution, recorder: StepRecorder) {
+  return async (id: string, branches: Record<string, RaceBranch>): Promise<any> => {
+    const rows = branchRows(exec, id, branches);
+    return race(exec, recorder, id, rows, "any");
+  };
+}
+
+/**
+ * Parks the run on a race (or answers it from its receipt): `{ branch, value }` once decided.
+ * `waitingFor` names the race, or the callback a `waitForCallback` waits for.
+ */
+export async function race(
+  exec: Execution,
+  recorder: StepRecorder,
+  id: string,
+  rows: BranchRows,
+  waitingFor: "any" | "callback",
+): Promise<{ branch: string; value: unknown }> {
+  const { seq, recorded, isReclaim } = exec.reach(id, "any");
+  if (recorded?.status === "completed") return (await recorder.resultOf(recorded)) as { branch: string; value: unknown };
+  if (recorded?.status === "failed") throw reviveError(recorded.error);
+  if (exec.isStopping) return never();
+  return traceWait(recorder, id, "any", isReclaim, async () => {
+    const targets = rows.flatMap((row) => ("run" in row ? [row.run] : []));
+    const wait: Wait = recorded
+      ? { step_id: id }
+      : { step_id: id, seq, kind: "any", branches: rows, ...(targets.length ? { target_runs: targets } : {}) };
+    return exec.stop({ kind: "suspend", waits: [wait], waitingFor: { kind: waitingFor, name: id } });
+  });
+}
+
+/** Checks a race's branches and writes them as rows: a sleep as milliseconds from the suspension. */
+function branchRows(exec: Execution, id: string, branches: Record<string, RaceBranch>): BranchRows {
+  if (typeof branches !== "object" || branches === null || Array.isArray(branches)) {
+    throw new InvalidInputError(`waitForAny "${id}": branches is an object of named branches`);
+  }
+  const entries = Object.entries(branches);
+  if (entries.length === 0 || entries.length > MAX_BRANCHES) {
+    throw new InvalidInputError(`waitForAny "${id}" takes 1 to ${MAX_BRANCHES} branches`);
+  }
+  return entries.map(([name, branch]) => branchRow(exec, id, storableName(name, "a branch name"), branch));
+}
+
+function branchRow(exec: Execution, id: string, name: string, branch: RaceBranch): BranchRows[number] {
+  const keys = typeof branch === "object" && branch !== null ? Object.keys(branch) : [];
+  const what = `waitForAny "${id}" branch "${name}"`;
+  if (keys.length !== 1) {
+    throw new InvalidInputError(`${what} is one of { signal }, { sleep }, { until }, { run }, { callback }`);
+  }
+  if ("signal" in branch) return { name, signal: storableName(branch.signal, `${what}: a signal name`) };
+  if ("sleep" in branch) return { name, wake_in_ms: Math.round(toMs(branch.sleep, `${what}: sleep`)) };
+  if ("until" in branch) {
+    const at = new Date(branch.until);
+    if (Number.isNaN(at.getTime())) throw new InvalidInputError(`${what}: until is not a date: ${String(branch.until)}`);
+    return { name, wake_at: at.toISOString() };
+  }
+  if ("run" in branch) return { name, run: storableName(branch.run, `${what}: a run id`) };
+  if ("callback" in branch) return { name, callback: ownCallbackId(exec, branch.callback, what) };
+  throw new InvalidInputError(`${what} is one of { signal }, { sleep }, { until }, { run }, { callback }`);
+}
+
+/**
+ * The callback id of a handle this execution made (`ctx.step.callback` earlier in the body): a
+ * handle of another run, or one made up, is refused, since its delivery would never wake this run.
+ */
+export function ownCallbackId(exec: Execution, handle: CallbackHandle<unknown>, what: string): string {
+  const callbackId = typeof handle?.token === "string" ? handle.token.split(".")[0]! : "";
+  if (!exec.callbacks.has(callbackId)) {
+    throw new InvalidInputError(`${what}: the callback is not one this run made with ctx.step.callback earlier`);
+  }
+  return callbackId;
+}

@@ -1,0 +1,25 @@
+-- durable_wake_waiters(run_id, now): a run just ended (completed, failed, cancelled, past its
+-- deadline): every run waiting on it (an `invoke` of it, a `waitForAny` with a `run` branch on
+-- it) is made due now, in the transaction of the end (docs/sql.md, "Child runs").
+--
+-- The ended run's row is locked by the caller's end; the waiters are locked after it, in id order
+-- (target before waiter: docs/sql.md, "Lock order"). A suspension locks its targets for share
+-- before its own row, so either it committed first and its wait row is seen here, or it waits for
+-- this commit and then finds the target ended: no wake-up is lost. Only waiting runs are touched;
+-- a running waiter finds the end when it suspends again.
+
+create or replace function durable_wake_waiters(p_run_id text, p_now timestamptz) returns void
+language plpgsql as $$
+begin
+  perform 1 from durable_runs r
+   where r.id in (select s.run_id from durable_steps s
+                   where s.target_runs @> array[p_run_id] and s.status = 'waiting')
+     and r.status = 'waiting'
+   order by r.id
+     for update;
+  update durable_runs r set wake_at = p_now, updated_at = p_now
+   where r.id in (select s.run_id from durable_steps s
+                   where s.target_runs @> array[p_run_id] and s.status = 'waiting')
+     and r.status = 'waiting' and r.wake_at > p_now;
+end
+$$;
