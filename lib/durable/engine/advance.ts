@@ -108,10 +108,12 @@ async function advance(
   void body.then(() => (settled = true));
   const first = await Promise.race([body, exec.stopped.then((stop) => ({ kind: "stopped" as const, stop }))]);
   if (first.kind === "stopped" || exec.isStopping) {
-    const stop = first.kind === "stopped" ? first.stop : await exec.stopped;
+    let stop = first.kind === "stopped" ? first.stop : await exec.stopped;
     // One turn of the event loop shows whether the body settled although a step suspended it
     // (it raced or swallowed a step): the run stays suspended all the same (docs/rules.md, rule 11b).
     await new Promise((resolve) => setImmediate(resolve));
+    // Waits reached after the first suspension (a Promise.all of invokes) joined it meanwhile.
+    if (stop.kind === "suspend" && exec.stopReason) stop = exec.stopReason;
     if (settled && (stop.kind === "suspend" || stop.kind === "yield")) {
       log("the workflow body settled while suspended (did it race or swallow a step?); the run stays suspended");
     }

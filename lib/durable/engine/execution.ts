@@ -135,6 +135,14 @@ export class Execution {
     return this.stopAsked;
   }
 
+  /**
+   * Whether a wait reached now may still join the stop: before any stop, or while the stop is a
+   * suspension (the waits of a `Promise.all` of invokes or races add up to one suspension).
+   */
+  get acceptsWaits(): boolean {
+    return this.stopAsked === null || this.stopAsked.kind === "suspend";
+  }
+
   /** Whether a wait of `ms` should happen in this process rather than by parking the run. */
   waitsInProcess(ms: number, leaseMs = 0): boolean {
     return ms <= this.settings.inProcessWaitMs && this.fits(ms + leaseMs);

@@ -51,7 +51,7 @@ async function invoke(
   const { seq, recorded, isReclaim } = exec.reach(id, "invoke");
   if (recorded?.status === "completed") return ((await recorder.resultOf(recorded)) as RunOutcome).output;
   if (recorded?.status === "failed") return failedInvoke(exec, recorded);
-  if (exec.isStopping) return never();
+  if (!exec.acceptsWaits) return never();
   return traceWait(recorder, id, "invoke", isReclaim, async () => {
     if (recorded) {
       const childId = recorded.targetRuns?.[0] ?? id;

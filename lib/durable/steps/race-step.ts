@@ -39,7 +39,7 @@ export async function race(
   const { seq, recorded, isReclaim } = exec.reach(id, "any");
   if (recorded?.status === "completed") return (await recorder.resultOf(recorded)) as { branch: string; value: unknown };
   if (recorded?.status === "failed") throw reviveError(recorded.error);
-  if (exec.isStopping) return never();
+  if (!exec.acceptsWaits) return never();
   return traceWait(recorder, id, "any", isReclaim, async () => {
     const targets = rows.flatMap((row) => ("run" in row ? [row.run] : []));
     const wait: Wait = recorded

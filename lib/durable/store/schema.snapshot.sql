@@ -1107,10 +1107,12 @@ begin
                        where g.run_id = s.run_id and g.name = coalesce(s.signal_name, s.step_id)
                          and g.taken_by is null)
                  then v_now
+               -- A race's next decision: now when it is already decided, else its earliest time
+               -- (null when only a signal, a run's end or a callback can decide it).
                when s.kind in ('invoke', 'any')
-                 then greatest(v_now, least(
-                        (durable_race_winner(s.run_id, s.branches, s.deadline_at, 'infinity') ->> 'at')::timestamptz,
-                        s.deadline_at))
+                 then (select case when x.at is not null then greatest(v_now, x.at) end
+                         from (select least((durable_race_winner(s.run_id, s.branches, s.deadline_at, 'infinity')
+                                             ->> 'at')::timestamptz, s.deadline_at) as at) x)
                else least(s.wake_at, s.deadline_at)
              end)
     into v_wake
