@@ -5,6 +5,8 @@ export default defineConfig({
   resolve: { alias: { "@": fileURLToPath(new URL("./", import.meta.url)) } },
   test: {
     include: ["tests/**/*.test.ts"],
+    // Type tests (tests/types/*.test-d.ts): tsc over tests/types/tsconfig.json, beside the runtime tests.
+    typecheck: { enabled: true, include: ["tests/types/**/*.test-d.ts"], tsconfig: "tests/types/tsconfig.json" },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // PGlite instances are ~400 MB each: keep the number of parallel files modest on 2 cores.
