@@ -5,6 +5,7 @@
 // closing signal. Every command is a function that takes that instance first, one module per group:
 //   start.ts              start(), startMany() and status tokens
 //   callbacks.ts          completeCallback()
+//   run-callbacks.ts      callbacks(): a run's callback URLs, for the dashboard
 //   signal.ts             signal()
 //   control.ts            cancel(), retry(), compact()
 //   reads.ts              status(), inspect(), list(), events(), readStream(), countDue(), schedules()
@@ -18,6 +19,7 @@ import { migrate } from "../store";
 import type { AnyWorkflow } from "../types";
 import { advanceById } from "./claim-and-advance";
 import { completeCallback } from "./callbacks";
+import { listRunCallbacks } from "./run-callbacks";
 import { type CancelOptions, cancelById, compactNow, retryById } from "./control";
 import type { Durable, DurableOptions, SignalInput } from "./durable-api";
 import { advanceClock, closeInstance, resolveInstance } from "./instance";
@@ -36,6 +38,7 @@ export type {
   DurableOptions,
   ListOptions,
   ListPage,
+  RunCallback,
   SignalInput,
   SignalResult,
   StartResult,
@@ -70,6 +73,7 @@ export function createDurable(options: DurableOptions): Durable {
     start: (workflow, input, startOptions) => startRun(instance, workflow, input, startOptions),
     startMany: (workflow, inputs, startOptions) => startManyRuns(instance, workflow, inputs, startOptions),
     completeCallback: (token, payload, callbackOptions) => completeCallback(instance, token, payload, callbackOptions),
+    callbacks: (runId) => listRunCallbacks(instance, runId),
     status: ((id: string, statusOptions?: { workflow: AnyWorkflow }) =>
       readStatus(instance, id, statusOptions)) as Durable["status"],
     inspect: (id) => inspectRun(instance, id),

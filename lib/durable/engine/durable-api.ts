@@ -85,6 +85,25 @@ export interface CallbackResult {
   runId: string;
 }
 
+/**
+ * A callback URL a run made, as `callbacks(runId)` lists it for an operator's page: never part of
+ * RunStatus, since the URL is a capability for the third party it was made for.
+ */
+export interface RunCallback {
+  /** The callback's id (a `waitForAny` callback branch's target in RunStatus). */
+  id: string;
+  /** The `ctx.step.callback` step that made it. */
+  stepId: string;
+  /** `<origin>/api/durable/callback/<token>`: POST a JSON body to it. */
+  url: string;
+  /** The capability in the URL, for `completeCallback(token, payload)`. */
+  token: string;
+  /** Past it the URL accepts nothing (its `timeout`); null: none. */
+  deadlineAt: Date | null;
+  /** When its first delivery arrived; null: not yet. */
+  deliveredAt: Date | null;
+}
+
 export interface StartResult {
   id: string;
   /** False when a run with this id already existed: start is idempotent on the id, forever. */
@@ -162,6 +181,11 @@ export interface Durable {
    * @throws InvalidInputError when the payload fails the callback's schema
    */
   completeCallback(token: string, payload: unknown, options?: { id?: string }): Promise<CallbackResult>;
+  /**
+   * The callback URLs the run made (`ctx.step.callback`), oldest first (at most 200), each with its
+   * token, derived from DURABLE_SECRET: for an admin's page or script, never for the run's end user.
+   */
+  callbacks(runId: string): Promise<RunCallback[]>;
   /** The run's status, healing it when its lease ran out; null when there is no such run. */
   status(id: string): Promise<RunStatus | null>;
   /** As `status(id)`, with `output` typed by the workflow; a run of another workflow is a RunStateConflictError. */
