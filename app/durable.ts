@@ -6,6 +6,9 @@ import { approval } from "./workflows/approval";
 import { checkout } from "./workflows/checkout";
 import { hello } from "./workflows/hello";
 import { nightlyDigest } from "./workflows/nightly-digest";
+import { order } from "./workflows/order";
+import { orderPayment } from "./workflows/order-payment";
+import { orderShipping } from "./workflows/order-shipping";
 import { outboxDelivery } from "./workflows/outbox-delivery";
 import { planApproval } from "./workflows/plan-approval";
 import { reportExport } from "./workflows/report-export";
@@ -21,6 +24,9 @@ export const workflows = [
   reportExport,
   research,
   nightlyDigest,
+  order,
+  orderPayment,
+  orderShipping,
 ];
 
 /** The app's durable instance (one database handle per process; see createAppDurable). */

@@ -90,6 +90,22 @@ export const demos: DemoInfo[] = [
     input: { question: "Why do durable workflows replay their code from the top?" },
     outcomes: { answered: "Answered", rejected: "Outline rejected", expired: "Outline never approved" },
   },
+  {
+    workflow: "order",
+    cta: "Start order",
+    title: "Order of runs",
+    summary:
+      "Payment and shipping as child runs, then the customer approves by a callback link within 2 minutes; " +
+      "the order has a 10-minute deadline.",
+    shows: [
+      "Two children invoked together: each one's end wakes the order, nothing polls",
+      "The approval link races a 2-minute timeout; one branch wins, decided in one write",
+      "Declined or too late: the charge is refunded",
+      "Past its 10-minute deadline the order fails, whatever it waits for",
+    ],
+    input: {},
+    outcomes: { confirmed: "Order confirmed", declined: "Declined and refunded", expired: "Not approved in time" },
+  },
 ];
 
 /** The outcome labels of a workflow's demo, if it is one. */
@@ -101,4 +117,6 @@ export const workflowTitles: Record<string, string> = {
   ...Object.fromEntries(demos.map((demo) => [demo.workflow, demo.title])),
   hello: "Hello (sample)",
   approval: "Approval (minimal sample)",
+  "order-payment": "Order payment (child of an order)",
+  "order-shipping": "Order shipping (child of an order)",
 };
