@@ -31,6 +31,8 @@ const DURABLE_ERROR_NAMES = new Set([
   "InvalidInputError",
   "UnauthorizedError",
   "RunStateConflictError",
+  "ChildRunFailedError",
+  "CallbackNotFoundError",
 ]);
 
 /** Base class: a string `code` (stable, snake_case) plus the message and optional `cause`. */

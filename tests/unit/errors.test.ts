@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import * as errors from "@/lib/durable/errors";
 import {
+  CallbackNotFoundError,
+  ChildRunFailedError,
   DuplicateStepIdError,
   DurableError,
   FatalStepError,
@@ -36,6 +38,13 @@ const samples: Array<[DurableError, string, string, number]> = [
   [new InvalidInputError("bad"), "InvalidInputError", "invalid_input", 422],
   [new UnauthorizedError(), "UnauthorizedError", "unauthorized", 401],
   [new RunStateConflictError("terminal"), "RunStateConflictError", "run_state_conflict", 409],
+  [
+    new ChildRunFailedError({ childId: "c", childStatus: "failed", error: null }),
+    "ChildRunFailedError",
+    "child_run_failed",
+    500,
+  ],
+  [new CallbackNotFoundError(), "CallbackNotFoundError", "callback_not_found", 404],
 ];
 
 // A deprecated name exported as another class's alias counts once.

@@ -7,6 +7,7 @@ import path from "node:path";
 
 /** Path under app/api/durable → the member of `routes` (createDurableRoutes) it mounts. */
 export const ROUTES: Readonly<Record<string, string>> = {
+  "callback/[token]/route.ts": "callback",
   "runs/route.ts": "runs",
   "runs/[id]/route.ts": "run",
   "runs/[id]/cancel/route.ts": "cancel",
@@ -33,7 +34,7 @@ export interface RouteFile {
 }
 
 /**
- * The seven route files for an app whose app/ is under `base` ("" or "src/"): they import the
+ * The eight route files for an app whose app/ is under `base` ("" or "src/"): they import the
  * instance through `@/app/durable` when the app's `@/` alias reaches it, else by a relative path.
  */
 export function routeFiles(base: string, aliased: boolean, ext: "ts" | "js" = "ts"): RouteFile[] {

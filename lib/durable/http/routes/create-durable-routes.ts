@@ -1,4 +1,5 @@
 import type { Durable } from "../../engine/create-durable";
+import { callbackRoute } from "./callback";
 import { cancelRoute } from "./cancel";
 import { retryRoute } from "./retry";
 import { createRouteContext } from "./route-context";
@@ -37,6 +38,7 @@ export function createDurableRoutes(
     cancel: cancelRoute(ctx),
     retry: retryRoute(ctx),
     stream: streamRoute(ctx),
+    callback: callbackRoute(ctx),
     idle: () => ctx.idle(),
   };
 }

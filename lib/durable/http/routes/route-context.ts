@@ -4,7 +4,14 @@ import { resolveSecret, type SecretName } from "../../auth/secrets";
 import type { Durable } from "../../engine/create-durable";
 import { InvalidInputError, UnauthorizedError } from "../../errors";
 import { errorBody, httpStatusOf } from "../error-response";
-import { type DurableRoutesOptions, type Handler, MAX_BODY_BYTES, type Methods, type RunHandler } from "./types";
+import {
+  type CallbackHandler,
+  type DurableRoutesOptions,
+  type Handler,
+  MAX_BODY_BYTES,
+  type Methods,
+  type RunHandler,
+} from "./types";
 
 /**
  * What every route handler is given, built once by `createDurableRoutes`: the app's durable
@@ -70,7 +77,7 @@ export class HttpRefusal extends Error {
 }
 
 /** The given methods; every other one answers 405 with the error body and an `allow` header. */
-export function allowOnly<H extends Handler | RunHandler>(handlers: Partial<Methods<H>>): Methods<H> {
+export function allowOnly<H extends Handler | RunHandler | CallbackHandler>(handlers: Partial<Methods<H>>): Methods<H> {
   const allowed = Object.keys(handlers);
   const message = `this route answers ${allowed.join(" and ")} only`;
   // Every handler reads the request's headers before it answers, this one too: reading them is what

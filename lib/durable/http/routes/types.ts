@@ -45,6 +45,9 @@ export interface DurableRoutesOptions {
 export type RunContext = { params: Promise<{ id: string }> };
 export type Handler = (request: Request) => Promise<Response>;
 export type RunHandler = (request: Request, context: RunContext) => Promise<Response>;
+/** What Next.js passes `callback/[token]` besides the request. */
+export type CallbackContext = { params: Promise<{ token: string }> };
+export type CallbackHandler = (request: Request, context: CallbackContext) => Promise<Response>;
 export type Methods<H> = { GET: H; POST: H; PUT: H; PATCH: H; DELETE: H };
 
 export interface DurableRoutes {
@@ -66,6 +69,12 @@ export interface DurableRoutes {
    * `end` once the run is terminal; cut without `end` before the budget runs out.
    */
   stream: Methods<RunHandler>;
+  /**
+   * POST: a callback URL's delivery; the token in the path is the only credential → 202 delivered,
+   * 200 `alreadyDelivered` for a repeat of its `Idempotency-Key` / `webhook-id`; unknown, forged
+   * and malformed tokens → the same 404.
+   */
+  callback: Methods<CallbackHandler>;
   /** Resolves once every post-response advance started so far has settled (tests, scripts). */
   idle(): Promise<void>;
 }
