@@ -156,6 +156,10 @@ export function compactStatement(request: CompactRequest): RawBuilder<CompactedR
          where run_id = any (array(select id from kept)) and delivery_id is not null)`,
       sql`chunks_gone as (
         delete from durable_stream_chunks where run_id = any (array(select id from kept)) returning 1)`,
+      // A callback keeps its row (a late POST still hears 409, a repeat of its key a repeat), not its payload.
+      sql`callback_payloads_gone as (
+        update durable_callbacks set payload = null, payload_bytes = 0, schema = null
+         where run_id = any (array(select id from kept)))`,
       sql`compacted as (
         update durable_runs set compacted_at = durable_now() where id = any (array(select id from kept)) returning 1)`,
     );
