@@ -51,4 +51,8 @@ export const STEP_KIND_LABELS: Record<string, string> = {
   signal: "waits for a signal",
   poll: "polls until ready",
   ai: "model call",
+  invoke: "child run · waits for its end",
+  start: "child run · started, not waited for",
+  any: "race · the first branch wins",
+  callback: "callback URL",
 };

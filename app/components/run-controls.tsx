@@ -92,6 +92,8 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
         Polling <code>{wait.name}</code> until it is ready{when ? <>; next poll {when}</> : null}.
       </>
     );
+  } else if (wait?.kind === "any" || wait?.kind === "run" || wait?.kind === "callback") {
+    text = <ComposedWait run={run} />;
   } else if (wait?.kind === "retry") {
     text = (
       <>
@@ -108,6 +110,38 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
       <p>{text}</p>
       {controls}
     </section>
+  );
+}
+
+/**
+ * A wait on other runs or on a race, in words (docs/guide/dashboard.md, "Composition on the run
+ * page"): the timeline shows each branch and the child runs' statuses.
+ */
+function ComposedWait({ run }: { run: RunStatus }) {
+  const wait = run.waitingFor!;
+  const children = run.steps.filter((step) => step.kind === "invoke" && step.status === "waiting");
+  if (wait.kind === "run") {
+    return (
+      <>
+        Waiting for {children.length > 1 ? `${children.length} child runs to end` : "a child run to end"}
+        {children.length === 1 && children[0]!.childId ? (
+          <>
+            {" "}
+            (<code>{children[0]!.childId}</code>)
+          </>
+        ) : null}
+        . Nothing runs meanwhile: each child's end makes this run due in the same transaction.
+      </>
+    );
+  }
+  const race = run.steps.find((step) => step.id === wait.name);
+  const names = race?.branches?.map((branch) => branch.name) ?? [];
+  return (
+    <>
+      {wait.kind === "callback" ? "Waiting for a delivery to a callback URL" : "Racing"} <code>{wait.name}</code>
+      {names.length > 1 ? <>: the first of {names.join(", ")} wins, decided in one write</> : null}. No process holds
+      the run meanwhile.
+    </>
   );
 }
 

@@ -1,6 +1,7 @@
 import type { RunEvent, RunStatus } from "@/lib/durable";
 import { formatCount, formatDuration, formatTimestamp, STEP_KIND_LABELS, tokensOf } from "./format";
 import { StatusBadge } from "./status-badge";
+import { type CompositionFacts, NO_COMPOSITION, StepComposition } from "./step-composition";
 
 type Step = RunStatus["steps"][number];
 
@@ -41,11 +42,14 @@ export function RunTimeline({
   run,
   now,
   events = [],
+  facts = NO_COMPOSITION,
 }: {
   run: RunStatus;
   now: number | null;
   /** `durable.events(run.id)`, oldest first, as the server last read them. */
   events?: TimelineEvent[];
+  /** The children's statuses and the callbacks' steps, for the composition steps. */
+  facts?: CompositionFacts;
 }) {
   const origin = Date.parse(run.createdAt);
   if (run.steps.length === 0 && events.length === 0) {
@@ -68,6 +72,7 @@ export function RunTimeline({
               index={entry.index}
               origin={origin}
               now={now}
+              facts={facts}
             />
           ),
         )}
@@ -93,7 +98,7 @@ export function RunTimeline({
   );
 }
 
-const WAITS = new Set(["sleep", "signal", "poll"]);
+const WAITS = new Set(["sleep", "signal", "poll", "invoke", "any"]);
 
 function TimelineStep({
   step,
@@ -101,12 +106,14 @@ function TimelineStep({
   index,
   origin,
   now,
+  facts,
 }: {
   step: Step;
   previous: Step | undefined;
   index: number;
   origin: number;
   now: number | null;
+  facts: CompositionFacts;
 }) {
   const finished = step.completedAt ? Date.parse(step.completedAt) : null;
   let started = step.startedAt ? Date.parse(step.startedAt) : null;
@@ -156,6 +163,7 @@ function TimelineStep({
             </span>
           ) : null}
         </div>
+        <StepComposition step={step} now={now} facts={facts} />
         {step.externalKey ? (
           <div
             className="timeline-key"

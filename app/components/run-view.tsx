@@ -5,6 +5,9 @@ import { createContext, useEffect, useMemo, useRef, useState, type ReactNode } f
 import type { RunStatus } from "@/lib/durable";
 import { isTerminal, useDurableRun } from "@/lib/durable/react";
 import type { DemoInfo } from "../workflows/catalog";
+import { AutoRefresh } from "./auto-refresh";
+import { CallbackPanel, type CallbackView } from "./callback-panel";
+import { Deadline } from "./deadline";
 import { formatCount, formatDuration, formatTimestamp, tokensOf } from "./format";
 import { JsonOutput } from "./json-output";
 import { LiveState } from "./live-state";
@@ -12,8 +15,10 @@ import { outcomeOf } from "./outcome";
 import { OutcomeBadge } from "./outcome-badge";
 import { progressOf } from "./progress";
 import { RunActions, WaitingPanel } from "./run-controls";
+import { RunFamily, type RunLink } from "./run-family";
 import { RunTimeline, type TimelineEvent } from "./run-timeline";
 import { StatusBadge } from "./status-badge";
+import type { CompositionFacts } from "./step-composition";
 
 /**
  * The clock, ticking every second while `live`. Null on the server and before hydration, so it
@@ -67,10 +72,20 @@ export interface RunViewProps {
    * the server whenever the polled run moves, so a heal or a yield shows up without a reload.
    */
   events?: TimelineEvent[];
+  /** The run's parent and children (docs/guide/dashboard.md, "Composition on the run page"). */
+  family?: { parent: RunLink | null; children: RunLink[]; more: boolean };
+  /** The run's callback URLs, read by the server as the admin (never part of RunStatus). */
+  callbacks?: CallbackView[];
+  /** Whether the callbacks get a form that POSTs to them (dev only). */
+  callbackForm?: boolean;
 }
 
+const NO_FAMILY = { parent: null, children: [], more: false };
+
 /** The run page: a live timeline kept current by useDurableRun. */
-export function RunView({ initial, renderedAt, token, title, demo, details, live, events = [] }: RunViewProps) {
+export function RunView(props: RunViewProps) {
+  const { initial, renderedAt, token, title, demo, details, live, events = [] } = props;
+  const { family = NO_FAMILY, callbacks = [], callbackForm = false } = props;
   const router = useRouter();
   const { run: polled, error, refresh } = useDurableRun(initial.id, { token, initial });
   const run = polled ?? initial;
@@ -96,6 +111,9 @@ export function RunView({ initial, renderedAt, token, title, demo, details, live
   const models = run.steps.some((s) => s.kind === "ai");
   const usage = usageOf(run);
   const context = useMemo(() => ({ run, refresh }), [run, refresh]);
+  const facts = useMemo(() => factsOf(family.children, callbacks), [family.children, callbacks]);
+  // A child's end does not always move this run (a `start`ed child): re-read the page while one goes on.
+  const childrenBusy = family.children.some((child) => !TERMINAL_STATUSES.has(child.status));
 
   return (
     <div className="run-page" data-run-status={run.status}>
@@ -126,6 +144,7 @@ export function RunView({ initial, renderedAt, token, title, demo, details, live
               {outcome.detail}
             </p>
           ) : null}
+          <Deadline run={run} now={clock} terminal={terminal} />
         </div>
       </header>
 
@@ -190,14 +209,22 @@ export function RunView({ initial, renderedAt, token, title, demo, details, live
 
       <RunContext value={context}>{live}</RunContext>
       <WaitingPanel run={run} now={clock} onChange={refresh} />
+      <CallbackPanel
+        callbacks={callbacks}
+        status={run.status}
+        now={clock}
+        devForm={callbackForm}
+        onDelivered={refresh}
+      />
 
       <div className="run-columns">
         <section className="panel timeline-panel">
           <h2>{events.length > 0 ? "Steps and events" : "Steps"}</h2>
-          <RunTimeline run={run} now={clock} events={events} />
+          <RunTimeline run={run} now={clock} events={events} facts={facts} />
         </section>
         <aside className="run-side">
           <RunActions run={run} onChange={refresh} />
+          <RunFamily parent={family.parent} kids={family.children} more={family.more} />
           {run.status === "completed" ? (
             <section className="panel">
               <h2>Output</h2>
@@ -217,6 +244,17 @@ export function RunView({ initial, renderedAt, token, title, demo, details, live
           ) : null}
         </aside>
       </div>
+      <AutoRefresh active={childrenBusy} />
     </div>
   );
+}
+
+const TERMINAL_STATUSES = new Set(["completed", "failed", "cancelled"]);
+
+/** What the timeline's composition steps read: child id → status, callback id → step id. */
+function factsOf(children: RunLink[], callbacks: CallbackView[]): CompositionFacts {
+  return {
+    childStatus: Object.fromEntries(children.map((child) => [child.id, child.status])),
+    callbackSteps: Object.fromEntries(callbacks.map((callback) => [callback.id, callback.stepId])),
+  };
 }

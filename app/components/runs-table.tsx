@@ -9,7 +9,8 @@ import { StatusBadge } from "./status-badge";
 /**
  * The runs list: a table on a wide screen; under 640 px each row is a card, its cells stacked
  * with their column's name (`data-label`, shown by app/globals.css). A completed run shows its
- * outcome under its status (`outcomes`, by run id: app/runs/outcomes.ts).
+ * outcome under its status (`outcomes`, by run id: app/runs/outcomes.ts); a child run links to its
+ * parent (docs/guide/dashboard.md, "Composition on the run page").
  */
 export function RunsTable({
   runs,
@@ -55,6 +56,14 @@ function RunRow({ run, outcome, now }: { run: RunSummary; outcome: Outcome | nul
           {workflowTitles[run.workflow] ?? run.workflow}
           {run.version === null ? null : ` · version ${run.version}`}
         </div>
+        {run.parentId ? (
+          <div className="muted small" data-testid="parent-link">
+            child of{" "}
+            <Link href={`/runs/${encodeURIComponent(run.parentId)}`}>
+              <code>{run.parentId}</code>
+            </Link>
+          </div>
+        ) : null}
       </td>
       <td data-label="Status">
         <StatusBadge status={run.status} />

@@ -3,6 +3,7 @@ import { notFound } from "next/navigation";
 import { DashboardOff, dashboardEnabled } from "@/app/components/dashboard-access";
 import { TIMELINE_EVENT_LIMIT, toTimelineEvents } from "@/app/components/run-timeline";
 import { RunView } from "@/app/components/run-view";
+import { readComposition } from "./composition";
 import { getDurable } from "@/app/durable";
 import { demos, workflowTitles } from "@/app/workflows/catalog";
 import { DemoDetails, DemoLive } from "./demo-details";
@@ -36,6 +37,8 @@ export default async function RunPage({ params }: Props) {
   const events = toTimelineEvents(await durable.events(id, { limit: TIMELINE_EVENT_LIMIT }));
   // The per-run status token: it reads this run's status and stream, and nothing else.
   const token = durable.statusToken(id);
+  // Parent, children and callback URLs: read here, as the admin; the URLs never enter RunStatus.
+  const { family, callbacks } = await readComposition(durable, run);
   return (
     <RunView
       initial={run}
@@ -46,6 +49,9 @@ export default async function RunPage({ params }: Props) {
       details={<DemoDetails runId={run.id} workflow={run.workflow} />}
       live={<DemoLive run={run} token={token} />}
       events={events}
+      family={family}
+      callbacks={callbacks}
+      callbackForm={process.env.NODE_ENV !== "production"}
     />
   );
 }
