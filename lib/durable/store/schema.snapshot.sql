@@ -1053,9 +1053,9 @@ begin
    where w ? 'start'
   on conflict do nothing;
 
-  insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, wake_at, deadline_at,
-                                  polls, error, fence, signal_name, branches, target_runs)
-  select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0,
+  insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, started_at, updated_at,
+                                  wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs)
+  select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0, v_now, v_now,
          coalesce(v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond', r.wake_at),
          v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
          coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence, w ->> 'signal_name',

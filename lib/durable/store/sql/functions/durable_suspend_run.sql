@@ -21,7 +21,8 @@
 -- locks itself, then its waiters, so either it sees this run waiting or this statement sees it
 -- ended), then the run row. A signal delivery locks the run row first too, so either it ran
 -- before and the wake-time query sees its delivery, or it waits for this commit and finds the run
--- waiting. The owner recorded every step it started before it calls this.
+-- waiting. The owner recorded every step it started before it calls this. A wait row's started_at is
+-- v_now, the time its wake time and deadline are counted from.
 
 create or replace function durable_suspend_run(
   p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb
@@ -66,9 +67,9 @@ begin
    where w ? 'start'
   on conflict do nothing;
 
-  insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, wake_at, deadline_at,
-                                  polls, error, fence, signal_name, branches, target_runs)
-  select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0,
+  insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, started_at, updated_at,
+                                  wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs)
+  select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0, v_now, v_now,
          coalesce(v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond', r.wake_at),
          v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
          coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence, w ->> 'signal_name',
