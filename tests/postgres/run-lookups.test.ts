@@ -84,3 +84,46 @@ it("receipts, completions, releases, suspensions, stream appends and status read
   expect(fenced.every((p) => p.includes("durable_runs_pkey"))).toBe(true);
   expect(plans.filter((p) => p.includes("durable_runs_status_created"))).toEqual([]);
 });
+
+it("a child's end, its parent's suspension and the race it answers, a cancel and an overdue end use the primary key", async () => {
+  plans.length = 0;
+  for (let i = 0; i < CALLS; i++) {
+    const parent = await claim();
+    const kid = `kid-${i}`;
+    const invoke = {
+      step_id: "kid",
+      seq: 0,
+      kind: "invoke",
+      branches: [{ name: "run", run: kid }],
+      target_runs: [kid],
+      start: { id: kid, workflow: "lookups", input: {}, version: null, deadline_in_ms: 60000 },
+    };
+    await session.query(`select durable_suspend_run($1, $2, $3::jsonb, '{"kind":"run","name":"kid"}')`, [
+      parent.id,
+      parent.fence,
+      JSON.stringify([invoke]),
+    ]);
+    const { rows } = await session.query(
+      `select durable_claim_run('["lookups"]', $1, 60000, '[]', '{}', '{"lookups":[""]}') as c`,
+      [kid],
+    );
+    // The child's end wakes its parent (durable_wake_waiters); the parent's claim answers the race.
+    await session.query("select durable_finish_run($1, $2, 'completed', '1', null, '[]', null)", [
+      kid,
+      Number(rows[0].c.run.fence),
+    ]);
+    await session.query(`select durable_claim_run('["lookups"]', $1, 60000, '[]', '{}', '{"lookups":[""]}') as c`, [
+      parent.id,
+    ]);
+    const answered = await session.query(
+      "select status, result from durable_steps where run_id = $1 and step_id = 'kid'",
+      [parent.id],
+    );
+    expect(answered.rows[0]).toMatchObject({ status: "completed", result: { status: "completed", output: 1 } });
+    await session.query("select durable_cancel_run($1, 'stop', 'cancel')", [parent.id]);
+    await session.query("select durable_end_overdue($1, durable_now())", [kid]);
+  }
+  // The waiters were found and woken by id at every child's end (not a vacuous pass).
+  expect(plans.filter((p) => p.includes("r.id = any (v_waiters)")).length).toBeGreaterThanOrEqual(2 * CALLS);
+  expect(plans.filter((p) => p.includes("durable_runs_status_created"))).toEqual([]);
+});

@@ -554,7 +554,7 @@ begin
         'message', format('the run was not claimed before its ttl ran out (%s)',
                           to_char(r.expire_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
     end
-  where id = p_run_id and status in ('pending', 'running', 'waiting')
+  where id = p_run_id and status not in ('completed', 'failed', 'cancelled')
     and (r.deadline_at <= p_now or (r.expire_at <= p_now and r.attempts = 0))
   returning * into v_run;
   if not found then
@@ -760,7 +760,7 @@ begin
       select r.finished_at, jsonb_build_object('status', r.status, 'output', r.output, 'error', r.error)
         into v_at, v_value
         from durable_runs r
-       where r.id = v_branch ->> 'run' and r.status in ('completed', 'failed', 'cancelled');
+       where r.id = v_branch ->> 'run' and r.status not in ('pending', 'running', 'waiting');
     elsif v_branch ? 'callback' then
       select coalesce(c.delivered_at, c.deadline_at), coalesce(c.payload, 'null'::jsonb) into v_at, v_value
         from durable_callbacks c where c.id = v_branch ->> 'callback';
@@ -1136,16 +1136,21 @@ CREATE OR REPLACE FUNCTION public.durable_wake_waiters(p_run_id text, p_now time
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
+declare
+  -- The waiters, found by the partial GIN index on target_runs; then each run by its primary key
+  -- (a status test no index answers: `status = 'waiting'` would read every waiting run's entry
+  -- of durable_runs_status_created in the plan plpgsql caches, docs/sql.md "Migration 0006").
+  v_waiters text[] := array(select distinct s.run_id from durable_steps s
+                             where s.target_runs @> array[p_run_id] and s.status = 'waiting');
 begin
+  if cardinality(v_waiters) = 0 then
+    return;
+  end if;
   perform 1 from durable_runs r
-   where r.id in (select s.run_id from durable_steps s
-                   where s.target_runs @> array[p_run_id] and s.status = 'waiting')
-     and r.status = 'waiting'
+   where r.id = any (v_waiters) and r.status is not distinct from 'waiting'
    order by r.id
      for update;
   update durable_runs r set wake_at = p_now, updated_at = p_now
-   where r.id in (select s.run_id from durable_steps s
-                   where s.target_runs @> array[p_run_id] and s.status = 'waiting')
-     and r.status = 'waiting' and r.wake_at > p_now;
+   where r.id = any (v_waiters) and r.status is not distinct from 'waiting' and r.wake_at > p_now;
 end
 $function$;

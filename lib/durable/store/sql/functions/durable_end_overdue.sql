@@ -25,7 +25,7 @@ begin
         'message', format('the run was not claimed before its ttl ran out (%s)',
                           to_char(r.expire_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
     end
-  where id = p_run_id and status in ('pending', 'running', 'waiting')
+  where id = p_run_id and status not in ('completed', 'failed', 'cancelled')
     and (r.deadline_at <= p_now or (r.expire_at <= p_now and r.attempts = 0))
   returning * into v_run;
   if not found then

@@ -37,7 +37,7 @@ begin
       select r.finished_at, jsonb_build_object('status', r.status, 'output', r.output, 'error', r.error)
         into v_at, v_value
         from durable_runs r
-       where r.id = v_branch ->> 'run' and r.status in ('completed', 'failed', 'cancelled');
+       where r.id = v_branch ->> 'run' and r.status not in ('pending', 'running', 'waiting');
     elsif v_branch ? 'callback' then
       select coalesce(c.delivered_at, c.deadline_at), coalesce(c.payload, 'null'::jsonb) into v_at, v_value
         from durable_callbacks c where c.id = v_branch ->> 'callback';

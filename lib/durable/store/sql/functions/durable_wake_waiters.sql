@@ -10,16 +10,21 @@
 
 create or replace function durable_wake_waiters(p_run_id text, p_now timestamptz) returns void
 language plpgsql as $$
+declare
+  -- The waiters, found by the partial GIN index on target_runs; then each run by its primary key
+  -- (a status test no index answers: `status = 'waiting'` would read every waiting run's entry
+  -- of durable_runs_status_created in the plan plpgsql caches, docs/sql.md "Migration 0006").
+  v_waiters text[] := array(select distinct s.run_id from durable_steps s
+                             where s.target_runs @> array[p_run_id] and s.status = 'waiting');
 begin
+  if cardinality(v_waiters) = 0 then
+    return;
+  end if;
   perform 1 from durable_runs r
-   where r.id in (select s.run_id from durable_steps s
-                   where s.target_runs @> array[p_run_id] and s.status = 'waiting')
-     and r.status = 'waiting'
+   where r.id = any (v_waiters) and r.status is not distinct from 'waiting'
    order by r.id
      for update;
   update durable_runs r set wake_at = p_now, updated_at = p_now
-   where r.id in (select s.run_id from durable_steps s
-                   where s.target_runs @> array[p_run_id] and s.status = 'waiting')
-     and r.status = 'waiting' and r.wake_at > p_now;
+   where r.id = any (v_waiters) and r.status is not distinct from 'waiting' and r.wake_at > p_now;
 end
 $$;
