@@ -3,7 +3,19 @@ import * as z from "zod";
 // zod owns the enums: the SQL check constraints are compared with these in a test.
 export const runStatusValues = z.enum(["pending", "running", "waiting", "completed", "failed", "cancelled"]);
 export const stepStatusValues = z.enum(["running", "waiting", "completed", "failed"]);
-export const stepKindValues = z.enum(["run", "tx", "value", "sleep", "signal", "poll", "ai", "invoke", "start", "any", "callback"]);
+export const stepKindValues = z.enum([
+  "run",
+  "tx",
+  "value",
+  "sleep",
+  "signal",
+  "poll",
+  "ai",
+  "invoke",
+  "start",
+  "any",
+  "callback",
+]);
 export const waitKindValues = z.enum(["signal", "sleep", "poll", "retry", "run", "any", "callback"]);
 export const terminalStatuses = ["completed", "failed", "cancelled"] as const;
 

@@ -306,7 +306,10 @@ export type RaceBranch<TSignals extends SignalSchemas = SignalSchemas> =
   | { run: string }
   | { callback: CallbackHandle<any> };
 
-/** What a branch answers when it wins: a signal's payload, null for a sleep or a date, a run's outcome, a callback's payload (null at its timeout). */
+/**
+ * What a branch answers when it wins: a signal's payload, null for a sleep or a date, a run's
+ * outcome, a callback's payload (null at its timeout).
+ */
 export type RaceValue<B, TSignals extends SignalSchemas = SignalSchemas> = B extends { signal: infer K extends string }
   ? SignalOutput<TSignals, K>
   : B extends { sleep: Duration } | { until: Date | string }

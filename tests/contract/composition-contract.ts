@@ -42,7 +42,12 @@ const parent = defineWorkflow({
   async run(ctx, input) {
     const outputs = await Promise.all(
       input.ns.map((n, i) =>
-        ctx.step.invoke(`child-${i}`, child, { n, waitFor: input.waitFor }, input.timeout ? { timeout: input.timeout } : {}),
+        ctx.step.invoke(
+          `child-${i}`,
+          child,
+          { n, waitFor: input.waitFor },
+          input.timeout ? { timeout: input.timeout } : {},
+        ),
       ),
     );
     return outputs.map((output) => output.doubled);
@@ -54,7 +59,12 @@ const catcher = defineWorkflow({
   input: z.object({ waitFor: z.string().optional(), timeout: z.string().optional() }),
   async run(ctx, input) {
     try {
-      await ctx.step.invoke("kid", child, { n: 1, waitFor: input.waitFor }, input.timeout ? { timeout: input.timeout } : {});
+      await ctx.step.invoke(
+        "kid",
+        child,
+        { n: 1, waitFor: input.waitFor },
+        input.timeout ? { timeout: input.timeout } : {},
+      );
       return "completed";
     } catch (error) {
       if (ChildRunFailedError.is(error)) return `${error.childStatus}:${error.childId}`;
@@ -120,7 +130,8 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
     let db: Kysely<any>;
     const tick = () => durable.tick({ budgetMs: 10_000 });
     const runRow = async (id: string) =>
-      (await sql<any>`select *, wake_at <= durable_now() as due from durable_runs where id = ${id}`.execute(db)).rows[0];
+      (await sql<any>`select *, wake_at <= durable_now() as due from durable_runs where id = ${id}`.execute(db))
+        .rows[0];
     const stepRow = async (runId: string, stepId: string) =>
       (await sql<any>`select * from durable_steps where run_id = ${runId} and step_id = ${stepId}`.execute(db)).rows[0];
     const drain = async () => {
@@ -139,7 +150,7 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
     });
     afterAll(async () => durable?.close());
 
-    it("a parent waits on its child with nothing claimed meanwhile, due in the statement that ends the child", async () => {
+    it("a parent waits on its child with nothing claimed meanwhile, due in the statement ending it", async () => {
       const { id } = await durable.start(parent, { ns: [3], waitFor: "go" }, { id: "p" });
       await tick();
       const waiting = await runRow(id);
@@ -166,8 +177,9 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
       const { id } = await durable.start(parent, { ns }, { id: "many" });
       await durable.advance(id);
       expect((await runRow(id)).status).toBe("waiting");
-      const kids = (await sql<{ n: number }>`select count(*)::int as n from durable_runs where parent_id = 'many'`.execute(db))
-        .rows[0]!.n;
+      const kids = (
+        await sql<{ n: number }>`select count(*)::int as n from durable_runs where parent_id = 'many'`.execute(db)
+      ).rows[0]!.n;
       expect(kids).toBe(100);
       expect((await durable.list({ parentId: id, limit: 200 })).runs).toHaveLength(100);
       await drain();
@@ -186,11 +198,14 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
       expect((await runRow(id)).due).toBe(true);
       await tick();
       const status = await durable.status(id);
-      expect(status?.output).toEqual({ branch: "child", value: { status: "completed", output: { doubled: 10 }, error: null } });
+      expect(status?.output).toEqual({
+        branch: "child",
+        value: { status: "completed", output: { doubled: 10 }, error: null },
+      });
       expect(effects.get("early:double")).toBe(1);
     });
 
-    it("a failed child throws ChildRunFailedError; a retried parent retries it and keeps the children that completed", async () => {
+    it("a failed child throws ChildRunFailedError; a retried parent retries it, keeping completed ones", async () => {
       failOnce.add("r/child-2");
       const { id } = await durable.start(parent, { ns: [1, 2, 3, 4] }, { id: "r" });
       await drain();
@@ -269,10 +284,17 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
       const token = seen.get("cb:token") as string;
       expect(token).not.toContain("cb");
       await expect(durable.completeCallback(token, { ok: "yes" })).rejects.toThrow(InvalidInputError);
-      await expect(durable.completeCallback(`${token.slice(0, -1)}A`, { ok: true })).rejects.toThrow(CallbackNotFoundError);
+      await expect(durable.completeCallback(`${token.slice(0, -1)}A`, { ok: true })).rejects.toThrow(
+        CallbackNotFoundError,
+      );
       await expect(durable.completeCallback("nonsense", { ok: true })).rejects.toThrow(CallbackNotFoundError);
-      expect(await durable.completeCallback(token, { ok: true }, { id: "k1" })).toMatchObject({ delivered: true, runId: id });
-      expect(await durable.completeCallback(token, { ok: false }, { id: "k1" })).toMatchObject({ alreadyDelivered: true });
+      expect(await durable.completeCallback(token, { ok: true }, { id: "k1" })).toMatchObject({
+        delivered: true,
+        runId: id,
+      });
+      expect(await durable.completeCallback(token, { ok: false }, { id: "k1" })).toMatchObject({
+        alreadyDelivered: true,
+      });
       await expect(durable.completeCallback(token, { ok: false }, { id: "k2" })).rejects.toThrow(RunStateConflictError);
       await drain();
       expect(await durable.status(id)).toMatchObject({ status: "completed", output: { ok: true } });
@@ -288,7 +310,7 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
       expect(await durable.status(id)).toMatchObject({ status: "completed", output: null });
     });
 
-    it("deadlines: a status read, the tick and the claim end a run past its deadline; a ttl expires an unclaimed run", async () => {
+    it("deadlines: a status read, the tick and the claim end an overdue run; a ttl expires a new one", async () => {
       await durable.start(patient, {}, { id: "read" });
       await durable.start(patient, {}, { id: "ticked" });
       await durable.start(patient, {}, { id: "soon", deadline: "10m" });
@@ -313,7 +335,7 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
       expect((await durable.status("read"))?.status).toBe("waiting");
     });
 
-    it("at the deadline the executing step aborts and nothing is written after it; a child inherits the deadline", async () => {
+    it("at the deadline the step aborts and nothing is written after it; a child inherits the deadline", async () => {
       await durable.start(patient, { hang: true }, { id: "hung", deadline: "300ms" });
       await durable.start(parent, { ns: [1], waitFor: "go" }, { id: "dp", deadline: "1h" });
       await drain();
@@ -327,9 +349,15 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
 
     it("startMany starts runs in one call, idempotent per id, refusing another input under an id", async () => {
       const first = await durable.startMany(child, [{ n: 1 }, { n: 2 }], { ids: ["m1", "m2"] });
-      expect(first.map((r) => [r.id, r.created])).toEqual([["m1", true], ["m2", true]]);
+      expect(first.map((r) => [r.id, r.created])).toEqual([
+        ["m1", true],
+        ["m2", true],
+      ]);
       const again = await durable.startMany(child, [{ n: 1 }, { n: 3 }], { ids: ["m1", "m3"] });
-      expect(again.map((r) => [r.id, r.created])).toEqual([["m1", false], ["m3", true]]);
+      expect(again.map((r) => [r.id, r.created])).toEqual([
+        ["m1", false],
+        ["m3", true],
+      ]);
       await expect(durable.startMany(child, [{ n: 9 }], { ids: ["m2"] })).rejects.toThrow(RunStateConflictError);
       await expect(durable.startMany(child, [{ n: "x" } as never])).rejects.toThrow(InvalidInputError);
       await drain();

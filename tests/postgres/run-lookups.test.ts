@@ -85,7 +85,7 @@ it("receipts, completions, releases, suspensions, stream appends and status read
   expect(plans.filter((p) => p.includes("durable_runs_status_created"))).toEqual([]);
 });
 
-it("a child's end, its parent's suspension and the race it answers, a cancel and an overdue end use the primary key", async () => {
+it("a child's end, its parent's suspension and claim, a cancel and an overdue end use the primary key", async () => {
   plans.length = 0;
   for (let i = 0; i < CALLS; i++) {
     const parent = await claim();

@@ -27,5 +27,9 @@ export function callbackIdOf(secret: string, token: unknown): string | null {
 }
 
 function macOf(secret: string, callbackId: string): string {
-  return createHmac("sha256", secret).update(`callback\u0000${callbackId}`).digest().subarray(0, 16).toString("base64url");
+  return createHmac("sha256", secret)
+    .update(`callback\u0000${callbackId}`)
+    .digest()
+    .subarray(0, 16)
+    .toString("base64url");
 }

@@ -5,16 +5,10 @@ import { isStorableName } from "../names";
 import { hasUnstorableText } from "../text";
 import type { RunStatus } from "../schemas";
 import { cancelRun, findSingletonHolder, readRun, retryRun } from "../store";
+import type { CancelOptions } from "./durable-api";
 import { assertOpen, type DurableInstance } from "./instance";
 import type { CompactReport } from "./retention";
 import { readStatus } from "./reads";
-
-/** What `cancel(id, options)` takes: a reason, and whether its children are cancelled too. */
-export interface CancelOptions {
-  reason?: string;
-  /** "cancel" (default): its non-terminal children, and theirs, are cancelled first; "keep" leaves them. */
-  children?: "cancel" | "keep";
-}
 
 /**
  * `cancel(id)`: cancels a run that is not terminal, and its non-terminal children unless asked not
@@ -30,7 +24,8 @@ export async function cancelById(
   const options = typeof reasonOrOptions === "object" && reasonOrOptions !== null ? reasonOrOptions : {};
   const reason = typeof reasonOrOptions === "object" && reasonOrOptions !== null ? options.reason : reasonOrOptions;
   const children = options.children ?? "cancel";
-  if (children !== "cancel" && children !== "keep") throw new InvalidInputError('cancel: children is "cancel" or "keep"');
+  if (children !== "cancel" && children !== "keep")
+    throw new InvalidInputError('cancel: children is "cancel" or "keep"');
   if (reason !== undefined && (typeof reason !== "string" || hasUnstorableText(reason) || reason.length > 1000)) {
     throw new InvalidInputError(
       "a cancel reason is a string of at most 1000 characters, without NUL or a lone surrogate",

@@ -20,8 +20,8 @@ import type { AnyWorkflow } from "../types";
 import { advanceById } from "./claim-and-advance";
 import { completeCallback } from "./callbacks";
 import { listRunCallbacks } from "./run-callbacks";
-import { type CancelOptions, cancelById, compactNow, retryById } from "./control";
-import type { Durable, DurableOptions, SignalInput } from "./durable-api";
+import { cancelById, compactNow, retryById } from "./control";
+import type { CancelOptions, Durable, DurableOptions, SignalInput } from "./durable-api";
 import { advanceClock, closeInstance, resolveInstance } from "./instance";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
 import { sendSignal } from "./signal";
@@ -29,10 +29,9 @@ import { startManyRuns, startRun, statusTokenOf } from "./start";
 import { tickOnce } from "./tick";
 import { workUntilStopped } from "./work";
 
-export type { CancelOptions } from "./control";
-export type { StartOptions } from "./start";
 export type {
   CallbackResult,
+  CancelOptions,
   Durable,
   DurableDefaults,
   DurableOptions,
@@ -41,6 +40,7 @@ export type {
   RunCallback,
   SignalInput,
   SignalResult,
+  StartOptions,
   StartResult,
   TypedSignalInput,
 } from "./durable-api";

@@ -6,8 +6,6 @@ import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schem
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
 import type { AdvanceOutcome } from "./advance";
-import type { CancelOptions } from "./control";
-import type { StartOptions } from "./start";
 import type { StepMockLookup } from "./execution";
 import type { CompactReport, RetentionOptions } from "./retention";
 import type { ScheduleInfo } from "./schedules";
@@ -72,6 +70,22 @@ export interface DurableOptions {
   baseUrl?: string;
   /** Where engine warnings go (console.warn). */
   log?: (message: string) => void;
+}
+
+/** Options of `start` (and, less `id`, of `startMany`). */
+export interface StartOptions {
+  id?: string;
+  /** How long the run may take from now; the earlier of it and the workflow's `deadline` holds. */
+  deadline?: Duration;
+  /** Not claimed for the first time within it, the run fails with code `expired`. */
+  ttl?: Duration;
+}
+
+/** What `cancel(id, options)` takes: a reason, and whether its children are cancelled too. */
+export interface CancelOptions {
+  reason?: string;
+  /** "cancel" (default): its non-terminal children, and theirs, are cancelled first; "keep" leaves them. */
+  children?: "cancel" | "keep";
 }
 
 /** What `completeCallback` answers. */

@@ -35,7 +35,8 @@ export function prepareRun(
       issues: parsed.error.issues,
     });
   }
-  const ownDeadline = newest.deadline === undefined ? null : toMs(newest.deadline, `workflow "${newest.name}" deadline`);
+  const ownDeadline =
+    newest.deadline === undefined ? null : toMs(newest.deadline, `workflow "${newest.name}" deadline`);
   const givenDeadline = deadline === undefined ? null : toMs(deadline, "deadline");
   return {
     id: runId,

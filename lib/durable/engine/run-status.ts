@@ -63,7 +63,14 @@ function compositionFacts(step: StepRecord): Partial<RunStatus["steps"][number]>
   if (step.branches) {
     facts.branches = step.branches.map((branch) => ({
       name: branch.name,
-      kind: branch.signal !== undefined ? "signal" : branch.run !== undefined ? "run" : branch.callback !== undefined ? "callback" : "sleep",
+      kind:
+        branch.signal !== undefined
+          ? "signal"
+          : branch.run !== undefined
+            ? "run"
+            : branch.callback !== undefined
+              ? "callback"
+              : "sleep",
       target: branch.signal ?? branch.run ?? branch.callback ?? branch.wake_at ?? "",
     }));
     const result = step.result as { branch?: string | null } | null;

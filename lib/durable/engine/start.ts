@@ -8,18 +8,9 @@ import { toMs } from "../duration";
 import { InvalidInputError, RunStateConflictError } from "../errors";
 import { insertRun, insertRuns } from "../store";
 import type { AnyWorkflow, Duration } from "../types";
-import type { StartResult } from "./durable-api";
+import type { StartOptions, StartResult } from "./durable-api";
 import { assertOpen, type DurableInstance } from "./instance";
 import { type PreparedRun, prepareRun } from "./prepare-run";
-
-/** Options of `start` (and, less `id`, of `startMany`). */
-export interface StartOptions {
-  id?: string;
-  /** How long the run may take from now; the earlier of it and the workflow's `deadline` holds. */
-  deadline?: Duration;
-  /** Not claimed for the first time within it, the run fails with code `expired`. */
-  ttl?: Duration;
-}
 
 /** Starts a run of `workflow` (on its newest version) with `input`, or answers the run that has the id. */
 export async function startRun<W extends AnyWorkflow>(

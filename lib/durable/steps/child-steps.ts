@@ -91,7 +91,9 @@ async function invoke(
  * replay asks again: a no-op once it ended), anything else (the child could not start) as stored.
  */
 async function failedInvoke(exec: Execution, recorded: StepRecord): Promise<never> {
-  const error = recorded.error as (StoredError & { childId?: string; childStatus?: string; childError?: StoredError }) | null;
+  const error = recorded.error as
+    | (StoredError & { childId?: string; childStatus?: string; childError?: StoredError })
+    | null;
   if (error?.code === "step_timeout" && error.childId && !exec.isStopping) {
     const childId = error.childId;
     await exec.track(() =>
@@ -141,7 +143,8 @@ async function startChild(
       }
       if (row.workflow !== child.workflow || !row.sameInput) {
         throw new RunStateConflictError(
-          `step "${id}" could not start child run "${child.id}": a run with that id exists with another workflow or input`,
+          `step "${id}" could not start child run "${child.id}": ` +
+            "a run with that id exists with another workflow or input",
         );
       }
       await failpoint("start.after-insert");

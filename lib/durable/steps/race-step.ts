@@ -37,7 +37,8 @@ export async function race(
   waitingFor: "any" | "callback",
 ): Promise<{ branch: string; value: unknown }> {
   const { seq, recorded, isReclaim } = exec.reach(id, "any");
-  if (recorded?.status === "completed") return (await recorder.resultOf(recorded)) as { branch: string; value: unknown };
+  if (recorded?.status === "completed")
+    return (await recorder.resultOf(recorded)) as { branch: string; value: unknown };
   if (recorded?.status === "failed") throw reviveError(recorded.error);
   if (!exec.acceptsWaits) return never();
   return traceWait(recorder, id, "any", isReclaim, async () => {
@@ -71,7 +72,8 @@ function branchRow(exec: Execution, id: string, name: string, branch: RaceBranch
   if ("sleep" in branch) return { name, wake_in_ms: Math.round(toMs(branch.sleep, `${what}: sleep`)) };
   if ("until" in branch) {
     const at = new Date(branch.until);
-    if (Number.isNaN(at.getTime())) throw new InvalidInputError(`${what}: until is not a date: ${String(branch.until)}`);
+    if (Number.isNaN(at.getTime()))
+      throw new InvalidInputError(`${what}: until is not a date: ${String(branch.until)}`);
     return { name, wake_at: at.toISOString() };
   }
   if ("run" in branch) return { name, run: storableName(branch.run, `${what}: a run id`) };

@@ -48,7 +48,8 @@ export async function insertRuns(
       on conflict do nothing
       returning id
     )
-    select g.id, (i.id is not null) as created, coalesce(case when i.id is not null then g.workflow end, r.workflow) as workflow,
+    select g.id, (i.id is not null) as created,
+           coalesce(case when i.id is not null then g.workflow end, r.workflow) as workflow,
            (i.id is not null or r.input = g.input) as "sameInput"
       from given g
       left join inserted i on i.id = g.id

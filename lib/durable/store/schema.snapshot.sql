@@ -348,9 +348,9 @@ begin
        where status in ('pending', 'running', 'waiting') and wake_at <= v_now
          and workflow = any (v_workflows) and not (id = any (v_exclude))
          and (durable_version_registered(p_versions, r.workflow, r.version)
-              or r.deadline_at <= v_now or r.expire_at <= v_now)
+              or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0))
          and (r.concurrency_key is null or not (v_limits ? r.workflow)
-              or r.deadline_at <= v_now or r.expire_at <= v_now
+              or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0)
               or durable_concurrency_used(r.workflow, r.concurrency_key, r.id, v_now)
                  < (v_limits ->> r.workflow)::integer)
        order by wake_at
@@ -361,7 +361,7 @@ begin
        where id = p_run_id and status in ('pending', 'running', 'waiting') and wake_at <= v_now
          and workflow = any (v_workflows)
          and (durable_version_registered(p_versions, r.workflow, r.version)
-              or r.deadline_at <= v_now or r.expire_at <= v_now)
+              or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0))
        for update skip locked;
     end if;
     if not found then
@@ -992,11 +992,13 @@ begin
   if v_run.compacted_at is not null then
     return 'compacted';
   end if;
-  -- A failed child of a failed invoke is retried too (its invoke reopens below and waits on it).
+  -- A failed child of a failed invoke is retried too (its invoke reopens below and waits on it),
+  -- and so is one an invoke still waits on (the run ended first, e.g. past a deadline its child
+  -- inherited).
   perform durable_retry_run(r.id) from durable_runs r
    where r.status = 'failed'
      and r.id in (select unnest(target_runs) from durable_steps
-                   where run_id = p_run_id and kind = 'invoke' and status = 'failed');
+                   where run_id = p_run_id and kind = 'invoke' and status in ('failed', 'waiting'));
   -- A wait that timed out starts over with a new deadline; any other failed step runs again.
   delete from durable_steps where run_id = p_run_id and status = 'failed' and kind = 'poll';
   update durable_steps set status = 'waiting', wake_at = v_now, completed_at = null, updated_at = v_now

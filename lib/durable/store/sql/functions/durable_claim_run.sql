@@ -53,9 +53,9 @@ begin
        where status in ('pending', 'running', 'waiting') and wake_at <= v_now
          and workflow = any (v_workflows) and not (id = any (v_exclude))
          and (durable_version_registered(p_versions, r.workflow, r.version)
-              or r.deadline_at <= v_now or r.expire_at <= v_now)
+              or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0))
          and (r.concurrency_key is null or not (v_limits ? r.workflow)
-              or r.deadline_at <= v_now or r.expire_at <= v_now
+              or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0)
               or durable_concurrency_used(r.workflow, r.concurrency_key, r.id, v_now)
                  < (v_limits ->> r.workflow)::integer)
        order by wake_at
@@ -66,7 +66,7 @@ begin
        where id = p_run_id and status in ('pending', 'running', 'waiting') and wake_at <= v_now
          and workflow = any (v_workflows)
          and (durable_version_registered(p_versions, r.workflow, r.version)
-              or r.deadline_at <= v_now or r.expire_at <= v_now)
+              or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0))
        for update skip locked;
     end if;
     if not found then
