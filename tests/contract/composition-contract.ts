@@ -279,10 +279,12 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
     });
 
     it("a callback: delivered once from code, repeats and forgeries refused, nothing changed", async () => {
-      const { id } = await durable.start(approver, {}, { id: "cb" });
+      const { id } = await durable.start(approver, {}, { id: "approval-of-order-1" });
       await drain();
-      const token = seen.get("cb:token") as string;
-      expect(token).not.toContain("cb");
+      const token = seen.get("approval-of-order-1:token") as string;
+      // The token carries a random id and a MAC, nothing of the run or the step.
+      expect(token).toMatch(/^[\w-]{22}\.[\w-]{22}$/);
+      expect(token).not.toContain("approval-of-order-1");
       await expect(durable.completeCallback(token, { ok: "yes" })).rejects.toThrow(InvalidInputError);
       await expect(durable.completeCallback(`${token.slice(0, -1)}A`, { ok: true })).rejects.toThrow(
         CallbackNotFoundError,
@@ -345,6 +347,21 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
       expect(await stepRow("hung", "hang")).toBeUndefined();
       const parentDeadline = (await runRow("dp")).deadline_at as Date;
       expect((await runRow("dp/child-0")).deadline_at).toEqual(parentDeadline);
+    });
+
+    it("a parent retried after passing its deadline retries the child that failed on the same deadline", async () => {
+      await durable.start(parent, { ns: [4], waitFor: "go" }, { id: "late", deadline: "10m" });
+      await drain();
+      await durable.testing.advanceClock("11m");
+      await tick();
+      expect((await durable.status("late"))?.error?.code).toBe("deadline_exceeded");
+      expect((await durable.status("late/child-0"))?.error?.code).toBe("deadline_exceeded");
+      await durable.retry("late");
+      expect((await durable.status("late/child-0"))?.status).toBe("pending");
+      await drain();
+      await durable.signal({ runId: "late/child-0", name: "go" });
+      await drain();
+      expect(await durable.status("late")).toMatchObject({ status: "completed", output: [8], deadlineAt: null });
     });
 
     it("startMany starts runs in one call, idempotent per id, refusing another input under an id", async () => {
