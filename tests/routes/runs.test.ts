@@ -351,6 +351,7 @@ describe("POST /api/durable/runs/{id}/cancel and /retry", () => {
     );
     await expectRefused(fx, () => cancel("cancel-1", "{oops"), 400, "invalid_json");
     await expectRefused(fx, () => cancel("cancel-1", JSON.stringify({ reason: 7 })), 422, "invalid_input");
+    await expectRefused(fx, () => cancel("cancel-1", JSON.stringify({ children: "drop" })), 422, "invalid_input");
     await expectRefused(fx, () => cancel("no-such-run"), 404, "run_not_found");
     const response = await cancel("cancel-1", JSON.stringify({ reason: "changed my mind" }));
     expect(response.status).toBe(200);
