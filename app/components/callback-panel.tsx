@@ -35,6 +35,8 @@ export function CallbackPanel({
   devForm: boolean;
   onDelivered: () => void;
 }) {
+  // The route's last answer per callback, kept here: a delivery closes the URL and hides its form.
+  const [answers, setAnswers] = useState<Record<string, Answer>>({});
   if (callbacks.length === 0) return null;
   return (
     <section className="panel callback-panel" data-testid="callbacks">
@@ -49,8 +51,24 @@ export function CallbackPanel({
             {state === "open" ? (
               <>
                 <CopyableUrl url={callback.url} />
-                {devForm ? <DeliverForm url={callback.url} onDelivered={onDelivered} /> : null}
+                {devForm ? (
+                  <DeliverForm
+                    url={callback.url}
+                    onAnswer={(answer) => {
+                      setAnswers((previous) => ({ ...previous, [callback.id]: answer }));
+                      if (answer.ok) onDelivered();
+                    }}
+                  />
+                ) : null}
               </>
+            ) : null}
+            {answers[callback.id] ? (
+              <p
+                className={answers[callback.id]!.ok ? "action-message" : "action-message action-error"}
+                data-testid="callback-answer"
+              >
+                {answers[callback.id]!.text}
+              </p>
             ) : null}
           </div>
         );
@@ -64,6 +82,9 @@ export function CallbackPanel({
 }
 
 type CallbackState = "open" | "delivered" | "timed-out" | "closed";
+
+/** What the callback route answered the form: its status and body. */
+type Answer = { ok: boolean; text: string };
 
 function stateOf(callback: CallbackView, status: RunStatusValue, now: number): CallbackState {
   if (callback.deliveredAt) return "delivered";
@@ -111,9 +132,8 @@ function CopyableUrl({ url }: { url: string }) {
  * (its origin is DURABLE_BASE_URL or localhost, which may not be the address this page was opened
  * at), and shows the route's answer.
  */
-function DeliverForm({ url, onDelivered }: { url: string; onDelivered: () => void }) {
+function DeliverForm({ url, onAnswer }: { url: string; onAnswer: (answer: Answer) => void }) {
   const [body, setBody] = useState('{ "approved": true }');
-  const [answer, setAnswer] = useState<{ ok: boolean; text: string } | null>(null);
   const [sending, setSending] = useState(false);
   const fieldId = useId();
   const submit = async (event: FormEvent) => {
@@ -125,10 +145,9 @@ function DeliverForm({ url, onDelivered }: { url: string; onDelivered: () => voi
         headers: { "content-type": "application/json" },
         body,
       });
-      setAnswer({ ok: response.ok, text: `${response.status} ${(await response.text()).slice(0, 300)}` });
-      if (response.ok) onDelivered();
+      onAnswer({ ok: response.ok, text: `${response.status} ${(await response.text()).slice(0, 300)}` });
     } catch (e) {
-      setAnswer({ ok: false, text: (e as Error).message });
+      onAnswer({ ok: false, text: (e as Error).message });
     } finally {
       setSending(false);
     }
@@ -149,11 +168,6 @@ function DeliverForm({ url, onDelivered }: { url: string; onDelivered: () => voi
       <button type="submit" className="button button-primary" disabled={sending}>
         {sending ? "Sending…" : "POST to the callback URL"}
       </button>
-      {answer ? (
-        <p className={answer.ok ? "action-message" : "action-message action-error"} data-testid="callback-answer">
-          {answer.text}
-        </p>
-      ) : null}
     </form>
   );
 }
