@@ -1,6 +1,6 @@
 // npm run chaos [-- --full] [--seed N] [--only 4,6]: the chaos scenarios of docs/invariants.md on the real server
-// with invariants I1–I10 checked after each. Prints every count and violation; exits non-zero on
-// any violation. The reduced scale (default) runs in CI in a few minutes.
+// with invariants I1–I10 checked after each (I11–I13 too after scenario 11, child runs). Prints every count and
+// violation; exits non-zero on any violation. The reduced scale (default) runs in CI in a few minutes.
 import { checkInvariants } from "./chaos/invariants";
 import { SCENARIOS, type ScenarioResult } from "./chaos/scenarios";
 import { chaosExpectation } from "./chaos/workflow";
@@ -18,7 +18,10 @@ for (const [key, scenario] of SCENARIOS) {
   if (only && !only.includes(key)) continue;
   const started = performance.now();
   const result: ScenarioResult = await scenario({ full, seed });
-  const invariants = await checkInvariants(result.db, chaosExpectation);
+  const invariants = [
+    ...(await checkInvariants(result.db, result.expectation ?? chaosExpectation)),
+    ...((await result.invariants?.(result.db)) ?? []),
+  ];
   await result.db.destroy();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const found = result.problems.length + invariants.reduce((sum, inv) => sum + inv.violations.length, 0);

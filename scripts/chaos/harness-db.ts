@@ -1,7 +1,7 @@
 // The chaos database: the engine's schema plus what only the harness needs to judge a scenario:
-// the effect and sink tables the workflow writes, and triggers that log every fence change and
-// every receipt, and catch a run leaving a terminal state, on the server's real clock (never
-// durable_now(), which a broken build under test may have replaced).
+// the effect and sink tables the workflow writes, and triggers that log every fence change, every
+// receipt and every run inserted, and catch a run leaving a terminal state, on the server's real
+// clock (never durable_now(), which a broken build under test may have replaced).
 import { sql, type Kysely } from "kysely";
 import { connect } from "../../lib/durable/drivers/connect";
 import { createServerDatabase } from "../support/server-database";
@@ -34,6 +34,16 @@ begin
 end $$;
 create trigger chaos_log_fence after update on durable_runs
   for each row when (new.fence is distinct from old.fence) execute function chaos_log_fence();
+
+-- Every insert of a run row (a start, a child inserted by its parent's suspension or start step):
+-- a child's id inserted twice would show (I11).
+create table chaos_inserts (run_id text not null, parent_id text, at timestamptz not null default clock_timestamp());
+create function chaos_log_insert() returns trigger language plpgsql as $$
+begin
+  insert into chaos_inserts (run_id, parent_id) values (new.id, new.parent_id);
+  return new;
+end $$;
+create trigger chaos_log_insert after insert on durable_runs for each row execute function chaos_log_insert();
 
 -- A run leaving a terminal state is a violation the moment it happens (I5).
 create function chaos_terminal_guard() returns trigger language plpgsql as $$

@@ -12,6 +12,8 @@ export interface InvariantResult {
 export interface Expectation {
   /** Receipts each completed run must have. */
   stepsPerRun: number;
+  /** Receipts a completed run of these workflows must have instead (a parent of child runs). */
+  stepsPerWorkflow?: Record<string, number>;
   /** The workflow's tx steps (one chaos_effects row each) and external-effect steps (the sink). */
   txSteps: string[];
   sinkSteps: string[];
@@ -48,7 +50,9 @@ export async function checkInvariants(db: Kysely<any>, expect: Expectation): Pro
     union all
     select r.id, '*', count(s.step_id)::int from durable_runs r
       left join durable_steps s on s.run_id = r.id and s.status = 'completed'
-     where r.status = 'completed' group by r.id having count(s.step_id) <> ${expect.stepsPerRun}`,
+     where r.status = 'completed' group by r.id, r.workflow
+    having count(s.step_id) <> coalesce((${JSON.stringify(expect.stepsPerWorkflow ?? {})}::jsonb ->> r.workflow)::int,
+                                        ${expect.stepsPerRun})`,
     ),
   );
 

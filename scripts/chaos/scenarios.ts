@@ -1,6 +1,6 @@
 // the chaos scenarios of docs/invariants.md on the real server. Each builds a fresh database, starts runs, lets
 // workers (child processes) and a seeded nemesis loose, drains what is left, and returns its
-// counts; the caller checks I1–I10 on the database it leaves.
+// counts; the caller checks I1–I10 on the database it leaves (and the invariants a scenario adds).
 import { sql, type Kysely } from "kysely";
 import type { FailpointName } from "../../lib/durable/engine/failpoints";
 import pg from "pg";
@@ -8,7 +8,9 @@ import { connect, createDurable } from "../../lib/durable";
 import { startBlackholeProxy } from "./blackhole-proxy";
 import { createChaosDatabase } from "./harness-db";
 import { seeded } from "./random";
-import { chaosOrder, attachSink } from "./workflow";
+import { attachSink, CHAOS_CHILDREN, chaosOrder, chaosParent, chaosWorkflows, composeExpectation } from "./workflow";
+import { checkCompositionInvariants } from "./compose-invariants";
+import type { Expectation, InvariantResult } from "./invariants";
 import { spawnWorker, type Worker } from "./workers";
 
 export interface Scale {
@@ -23,6 +25,10 @@ export interface ScenarioResult {
   counts: Record<string, number>;
   /** Problems the scenario itself saw (a failpoint never reached, runs that never finished). */
   problems: string[];
+  /** What I1–I10 expect of its runs, when not chaosExpectation (workflow.ts). */
+  expectation?: Expectation;
+  /** Invariants of its own, checked after I1–I10. */
+  invariants?: (db: Kysely<any>) => Promise<InvariantResult[]>;
 }
 
 export const FAILPOINTS: FailpointName[] = [
@@ -84,7 +90,7 @@ async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, timeoutMs =
   attachSink(sinkPool);
   const durable = createDurable({
     db: await connect(drainUrl.toString(), { driver: "pg", poolSize: 8 }),
-    workflows: [chaosOrder],
+    workflows: chaosWorkflows,
     secrets: { durable: "chaos" },
     defaults: { lease: "1s", margin: "300ms" },
     log: () => {},
@@ -538,6 +544,151 @@ export async function fanOut(scale: Scale): Promise<ScenarioResult> {
   };
 }
 
+/** Where scenario 11's workers kill themselves: around a parent's suspension, a child's start and a run's end. */
+const COMPOSE_FAILPOINTS: FailpointName[] = [
+  "claim.after",
+  "suspend.before",
+  "suspend.after",
+  "start.after-insert",
+  "run.after-body",
+  "finish.before",
+  "finish.after",
+];
+
+/**
+ * 11: parents and children under kills and pauses. Parents (started in waves) invoke 3 chaos
+ * orders at once, start a fourth and race its end against a signal (delivered to parents at
+ * random) and a 3 s sleep; a nemesis kills workers and freezes them past their leases, and the
+ * workers kill themselves at random failpoints, the suspension's and a child's start among them.
+ * I11–I13 (compose-invariants.ts) are checked beside I1–I10.
+ */
+export async function parentsAndChildren(scale: Scale): Promise<ScenarioResult> {
+  const parents = scale.full ? 200 : 40;
+  const workerCount = scale.full ? 8 : 4;
+  const durationMs = scale.full ? 40_000 : 12_000;
+  const random = seeded(scale.seed + 11);
+  const { url, db } = await createChaosDatabase("durable_chaos_compose");
+  const everyWorker: Worker[] = [];
+  const spawn = () => {
+    const worker = spawnWorker(url, {
+      IDLE_EXIT_MS: String(durationMs + 5_000),
+      KILL_RATE: "0.03",
+      KILL_POINTS: COMPOSE_FAILPOINTS.join(","),
+      SEED: String(scale.seed + 1_100 + everyWorker.length),
+    });
+    everyWorker.push(worker);
+    return worker;
+  };
+  const workers: Worker[] = Array.from({ length: workerCount }, spawn);
+  await until(() => workers.every(ready), 60_000);
+  const counts = await composeStorm(db, { parents, durationMs, random, workers, spawn });
+  await sleep(6_000); // every paused worker has resumed
+  for (const w of workers) w.child.kill("SIGKILL");
+  await Promise.all(workers.map((w) => w.exited));
+  const problems = await drain(url, db);
+  const { rows } = await sql<{ branch: string; n: number }>`
+    select result ->> 'branch' as branch, count(*)::int as n from durable_steps where kind = 'any' group by 1`.execute(
+    db,
+  );
+  const won = (branch: string) => rows.find((r) => r.branch === branch)?.n ?? 0;
+  const killedAt = (point: RegExp) => everyWorker.filter((w) => point.test(w.output())).length;
+  return {
+    id: "11",
+    name: `${parents} parents × ${CHAOS_CHILDREN} invoked children + 1 raced, ${workerCount} workers killed and paused`,
+    db,
+    problems,
+    expectation: composeExpectation,
+    invariants: checkCompositionInvariants,
+    counts: {
+      parents,
+      children: await childCount(db),
+      ...counts,
+      "killed at a failpoint": killedAt(/FAILPOINT /),
+      "of them parking a parent or starting a child": killedAt(/FAILPOINT (suspend|start)\./),
+      "won by the child": won("late"),
+      "won by the signal": won("go"),
+      "won by the sleep": won("nap"),
+      heals: await events(db, ["heal"]),
+      "late writes refused": await events(db, ["fence.rejected", "step.outcome-conflict"]),
+    },
+  };
+}
+
+const childCount = async (db: Kysely<any>) =>
+  (await sql<{ n: number }>`select count(*)::int as n from durable_runs where parent_id is not null`.execute(db))
+    .rows[0]!.n;
+
+/**
+ * Scenario 11's storm: parents started in 8 waves, signals delivered to parents at random, a
+ * nemesis move every 0.3–0.8 s, and workers that killed themselves at a failpoint replaced.
+ */
+async function composeStorm(
+  db: Kysely<any>,
+  o: { parents: number; durationMs: number; random: () => number; workers: Worker[]; spawn: () => Worker },
+): Promise<{ kills: number; pauses: number; "signals delivered": number }> {
+  const durable = createDurable({ db, workflows: chaosWorkflows, secrets: { durable: "chaos" }, log: () => {} });
+  const ids = Array.from({ length: o.parents }, (_, i) => `parent-${String(i).padStart(4, "0")}`);
+  const counts = { kills: 0, pauses: 0, "signals delivered": 0 };
+  let started = 0;
+  const start = performance.now();
+  for (let elapsed = 0; started < o.parents || elapsed < o.durationMs; elapsed = performance.now() - start) {
+    const due = Math.min(o.parents, Math.ceil((elapsed / o.durationMs) * 8) * (o.parents / 8));
+    if (due > started) {
+      const wave = ids.slice(started, due);
+      const work = () => [Math.floor(o.random() * 150), Math.floor(o.random() * 60)];
+      await durable.startMany(
+        chaosParent,
+        wave.map(() => ({ work: work() })),
+        { ids: wave },
+      );
+      started = due;
+    }
+    await sleep(300 + o.random() * 500);
+    if (started > 0 && o.random() < 0.6) {
+      // To a parent not yet at its race, in it, or past it (then the delivery stays untaken).
+      const runId = ids[Math.floor(o.random() * started)]!;
+      const sent = await durable.signal({ runId, name: "go", payload: counts["signals delivered"] }).catch(() => null);
+      if (sent) counts["signals delivered"]++;
+    }
+    const move = nemesis(o.workers, o.random, o.spawn);
+    if (move) counts[move === "kill" ? "kills" : "pauses"]++;
+    o.workers.forEach(({ child }, i) => {
+      if (child.exitCode !== null || child.signalCode !== null) o.workers[i] = o.spawn(); // killed at a failpoint
+    });
+  }
+  return counts;
+}
+
+/** A worker that has started its tick loop (worker.ts prints READY). */
+const ready = (worker: Worker) => worker.output().includes("READY");
+
+/**
+ * One move of a nemesis: SIGKILL a worker (and start another) or freeze one past its lease; a
+ * worker still starting is left alone (killed before its first tick, it would test nothing).
+ */
+function nemesis(workers: Worker[], random: () => number, spawn: () => Worker): "kill" | "pause" | null {
+  const candidates = workers.flatMap((worker, index) => (ready(worker) ? [index] : []));
+  if (candidates.length === 0) return null;
+  const index = candidates[Math.floor(random() * candidates.length)]!;
+  const worker = workers[index]!;
+  if (worker.paused || random() < 0.5) {
+    worker.child.kill("SIGKILL");
+    workers[index] = spawn();
+    return "kill";
+  }
+  // Frozen past its lease (3 s budget + 0.3 s margin), then resumed: its writes must be refused.
+  worker.child.kill("SIGSTOP");
+  worker.paused = true;
+  setTimeout(
+    () => {
+      worker.child.kill("SIGCONT");
+      worker.paused = false;
+    },
+    3_500 + random() * 2_000,
+  );
+  return "pause";
+}
+
 /** By docs/invariants.md scenario number (2 and 3 are failpoints of 1). */
 export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<ScenarioResult>]> = [
   ["1-3", crashAtEveryFailpoint],
@@ -549,4 +700,5 @@ export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<Scenari
   ["8", budgets],
   ["9", load],
   ["10", fanOut],
+  ["11", parentsAndChildren],
 ];

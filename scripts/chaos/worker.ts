@@ -1,14 +1,15 @@
 // A chaos worker: one process, like one function instance, calling tick() in a loop until it has
 // been idle for a while. Optional chaos from its environment: a failpoint (DURABLE_FAILPOINT),
-// a per-tick chance of being killed at a random failpoint (KILL_RATE, seeded), a skewed clock
-// (CLOCK_SKEW_MS, via skew-clock.mjs). TICK_CONCURRENCY advances several runs per tick; FAN_OUT
-// calls the tick route instead, which fans out to itself up to FAN_OUT more times: invocations
-// sharing one instance, as on Fluid compute, and dying with it.
+// a per-tick chance of being killed at a random failpoint (KILL_RATE, seeded; KILL_POINTS, comma-
+// separated, names the failpoints it draws from), a skewed clock (CLOCK_SKEW_MS, via
+// skew-clock.mjs). TICK_CONCURRENCY advances several runs per tick; FAN_OUT calls the tick route
+// instead, which fans out to itself up to FAN_OUT more times: invocations sharing one instance, as
+// on Fluid compute, and dying with it. It prints READY as it starts ticking.
 import pg from "pg";
 import { armFailpoint, type FailpointName } from "../../lib/durable/engine/failpoints";
 import { connect, createDurable } from "../../lib/durable";
 import { createDurableRoutes } from "../../lib/durable/next";
-import { chaosOrder, attachSink } from "./workflow";
+import { attachSink, chaosWorkflows } from "./workflow";
 import { randomFrom, seeded } from "./random";
 
 const url = new URL(process.env.CHAOS_URL!);
@@ -19,7 +20,7 @@ const killRate = Number(process.env.KILL_RATE ?? 0);
 const tickConcurrency = Number(process.env.TICK_CONCURRENCY ?? 1);
 const fanOut = Number(process.env.FAN_OUT ?? 0);
 const random = seeded(Number(process.env.SEED ?? 1));
-const points: FailpointName[] = [
+const points = (process.env.KILL_POINTS?.split(",") as FailpointName[] | undefined) ?? [
   "claim.after",
   "run.before-body",
   "run.after-body",
@@ -36,7 +37,7 @@ sinkPool.on("error", () => {});
 attachSink(sinkPool);
 const durable = createDurable({
   db: await connect(url.toString(), { driver: "pg", poolSize: fanOut > 0 ? 6 : 2 }),
-  workflows: [chaosOrder],
+  workflows: chaosWorkflows,
   secrets: { durable: "chaos" },
   tickConcurrency,
   defaults: { lease: "1s", margin: "300ms" },
@@ -66,6 +67,7 @@ async function invoke(): Promise<number> {
 
 let idleSince = performance.now();
 let errors = 0;
+process.stdout.write("READY\n");
 for (;;) {
   if (killRate > 0 && random() < killRate) armFailpoint(`${randomFrom(random, points)}:kill`);
   try {

@@ -45,3 +45,44 @@ export const chaosOrder = defineWorkflow({
 });
 
 export const chaosExpectation = { stepsPerRun: 3, txSteps: ["reserve"], sinkSteps: ["deliver"], retries: 0 };
+
+/** Children each chaos parent invokes at once. */
+export const CHAOS_CHILDREN = 3;
+
+/**
+ * A parent of chaos orders (docs/guide/composition.md, "Child runs" and "Races"): three invoked at
+ * once (one suspension inserts them), one more started and raced against a signal and a sleep,
+ * then a tx effect of its own. Its output repeats what the children answered.
+ */
+export const chaosParent = defineWorkflow({
+  name: "chaos-parent",
+  input: z.object({ work: z.array(z.number()).length(2).default([0, 0]) }),
+  async run(ctx, input) {
+    const outs = await Promise.all(
+      Array.from({ length: CHAOS_CHILDREN }, (_, i) => ctx.step.invoke(`c${i}`, chaosOrder, { work: input.work })),
+    );
+    const late = await ctx.step.start("late", chaosOrder, { work: input.work });
+    const race = await ctx.step.waitForAny("race", {
+      late: { run: late.id },
+      go: { signal: "go" },
+      nap: { sleep: "3s" },
+    });
+    await ctx.step.tx(
+      "reserve",
+      async (tx) => {
+        await sql`insert into chaos_effects (run_id, step_id, fence) values (${ctx.runId}, 'reserve', 0)`.execute(tx);
+      },
+      { lease: "1s" },
+    );
+    return { delivered: outs.map((o) => o.delivered), race: race.branch };
+  },
+});
+
+/** Every chaos workflow, as the workers and the drain register them. */
+export const chaosWorkflows = [chaosOrder, chaosParent];
+
+/** A parent's receipts: its invokes, the start, the race and its tx step. */
+export const composeExpectation = {
+  ...chaosExpectation,
+  stepsPerWorkflow: { "chaos-parent": CHAOS_CHILDREN + 3 },
+};
