@@ -4,6 +4,7 @@
 //
 //   npm run bench                              every section (5, scale-out, takes ~10 minutes of it)
 //   npm run bench -- --core                    the machine and sections 1–4 only
+//   npm run bench -- --children                the machine and section 1's parent of 10 children only
 //   npm run bench -- --scale                   the machine and section 5 only
 //   npm run bench -- --scale --scale-runs 40   section 5 on a backlog of 40 runs (default 2,000)
 //   npm run bench -- --tracing                 the machine and section 6 (tracing cost per step) only
@@ -15,6 +16,7 @@ import { loadAverage, machine } from "./bench/machine";
 import { claimsPerRun, REPLAY_RUNS } from "./bench/replays";
 import { heading as title, ms, perSecond, ratio, table } from "./bench/report";
 import { profileRun, roundTrips } from "./bench/round-trips";
+import { CHILDREN, parentWithChildren } from "./bench/children";
 import { startToCompletion } from "./bench/start-latency";
 import { tracingSection } from "./bench/tracing";
 import { retentionSection } from "./bench/retention";
@@ -51,8 +53,9 @@ const LATENCY_SAMPLES = 200;
 const CLAIM_SAMPLES = 500;
 const FINISHED_RUNS = 1_000_000;
 const SCALE_RUNS = 2_000;
-type Section = "core" | "scale" | "tracing" | "retention" | "peers";
-const SECTIONS: readonly Section[] = ["core", "scale", "tracing", "retention", "peers"];
+const CHILD_SAMPLES = 30;
+type Section = "core" | "children" | "scale" | "tracing" | "retention" | "peers";
+const SECTIONS: readonly Section[] = ["core", "children", "scale", "tracing", "retention", "peers"];
 const began = performance.now();
 const options = parseOptions(process.argv.slice(2));
 
@@ -85,6 +88,7 @@ try {
 
   const all = options.only === null;
   if (all || options.only === "core") await coreSections();
+  else if (options.only === "children") await childrenSection();
 
   // ── 5. Scale-out ───────────────────────────────────────────────────────────────────────────
   if (all || options.only === "scale") await scaleSection(options.scaleRuns);
@@ -138,6 +142,8 @@ async function coreSections(): Promise<void> {
     ["on (inProcessWait 5s)", String(replays.on.pglite), String(replays.on.postgres)],
     ["off (inProcessWait 0)", String(replays.off.pglite), String(replays.off.postgres)],
   ]);
+
+  await childrenSection();
 
   // ── 2. Throughput ──────────────────────────────────────────────────────────────────────────
   // Each measurement is bracketed by a raw 1-connection loop and compared with the mean of its two
@@ -366,10 +372,35 @@ async function coreSections(): Promise<void> {
   );
 }
 
+/** Section 1's parent of 10 children: start to completion, and the statements it cost (scripts/bench/children.ts). */
+async function childrenSection(): Promise<void> {
+  const kids = {
+    pglite: await parentWithChildren("pglite", CHILD_SAMPLES),
+    postgres: await parentWithChildren("postgres", CHILD_SAMPLES),
+  };
+  heading(
+    `   A parent invoking ${CHILDREN} children at once (one \`run\` step each), start to completion: start, then one ` +
+      `tick\n   (${CHILD_SAMPLES} samples, one at a time); statements counted at the driver for one of them`,
+  );
+  const row = (label: string, k: (typeof kids)["pglite"]) => [
+    label,
+    ms(k.p50),
+    ms(k.mean),
+    String(k.statements),
+    String(k.parentClaims),
+  ];
+  table([
+    ["database", "p50", "mean", "statements", "claims of the parent"],
+    row("PGlite (in-memory)", kids.pglite),
+    row("PostgreSQL (pg)", kids.postgres),
+  ]);
+  console.log(`\n  the statements, PostgreSQL: ${kids.postgres.byKind.map(([k, n]) => `${k} ${n}`).join(", ")}`);
+}
+
 /**
- * `--core` (sections 1–4 only), `--scale` (section 5 only), `--tracing` (section 6 only),
- * `--retention` (section 7 only), `--peers` (section 8 only) and `--scale-runs N`; anything else is
- * refused.
+ * `--core` (sections 1–4 only), `--children` (section 1's parent of 10 children only), `--scale`
+ * (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only), `--peers`
+ * (section 8 only) and `--scale-runs N`; anything else is refused.
  */
 function parseOptions(args: string[]): { only: Section | null; scaleRuns: number } {
   const parsed: { only: Section | null; scaleRuns: number } = { only: null, scaleRuns: SCALE_RUNS };
@@ -388,7 +419,7 @@ function parseOptions(args: string[]): { only: Section | null; scaleRuns: number
     } else {
       console.error(
         `unknown option ${arg}: npm run bench ` +
-          "[-- --core | --scale | --tracing | --retention | --peers] [--scale-runs N]",
+          "[-- --core | --children | --scale | --tracing | --retention | --peers] [--scale-runs N]",
       );
       process.exit(2);
     }
