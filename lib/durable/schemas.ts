@@ -49,7 +49,7 @@ export const stepStatusSchema = z.object({
       z.object({
         name: z.string(),
         kind: z.enum(["signal", "sleep", "run", "callback"]),
-        /** The signal name, the wake time (ISO 8601), the run id, or the callback's step id. */
+        /** The signal name, the wake time (ISO 8601), the run id, or the callback id (durable_callbacks.id). */
         target: z.string(),
       }),
     )

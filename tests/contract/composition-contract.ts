@@ -122,12 +122,24 @@ const patient = defineWorkflow({
   },
 });
 
-const workflows = [child, parent, catcher, onExisting, racer, approver, patient];
+const ordered = defineWorkflow({
+  name: "ordered",
+  input: z.object({}),
+  async run(ctx) {
+    // A held-back receipt, then two invokes started together: each keeps its place on replay.
+    const n = await ctx.step.value("n", () => 3);
+    const [a, b] = await Promise.all([ctx.step.invoke("a", child, { n }), ctx.step.invoke("b", child, { n: n + 1 })]);
+    return [a.doubled, b.doubled];
+  },
+});
+
+const workflows = [child, parent, catcher, onExisting, racer, approver, patient, ordered];
 
 export function runCompositionContract(label: string, open: () => Promise<Kysely<any>>) {
   describe(`composition on ${label}`, () => {
     let durable: Durable;
     let db: Kysely<any>;
+    const logs: string[] = [];
     const tick = () => durable.tick({ budgetMs: 10_000 });
     const runRow = async (id: string) =>
       (await sql<any>`select *, wake_at <= durable_now() as due from durable_runs where id = ${id}`.execute(db))
@@ -140,7 +152,13 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
 
     beforeAll(async () => {
       db = await open();
-      durable = createDurable({ db, workflows, secrets: { durable: "t" }, defaults: { lease: "2s" }, log: () => {} });
+      durable = createDurable({
+        db,
+        workflows,
+        secrets: { durable: "t" },
+        defaults: { lease: "2s" },
+        log: (message) => logs.push(message),
+      });
       await durable.migrate();
     });
     beforeEach(async () => {
@@ -362,6 +380,15 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
       await durable.signal({ runId: "late/child-0", name: "go" });
       await drain();
       expect(await durable.status("late")).toMatchObject({ status: "completed", output: [8], deadlineAt: null });
+    });
+
+    it("steps started together behind a held-back receipt keep their order on every replay", async () => {
+      logs.length = 0;
+      await durable.start(ordered, {}, { id: "ordered" });
+      await drain();
+      expect(await durable.status("ordered")).toMatchObject({ status: "completed", output: [6, 8] });
+      expect((await durable.status("ordered"))?.steps.map((step) => step.id)).toEqual(["n", "a", "b"]);
+      expect(logs.filter((line) => line.includes("replayed at position"))).toEqual([]);
     });
 
     it("startMany starts runs in one call, idempotent per id, refusing another input under an id", async () => {

@@ -102,8 +102,10 @@ export function createStepRecorder(exec: Execution): StepRecorder {
       return true;
     },
 
+    // A flush under way counts: a step that starts meanwhile waits for it too, so steps started
+    // together keep their call order (their seq) behind the held-back receipt.
     get holding() {
-      return held !== null;
+      return held !== null || flushing !== null;
     },
 
     flush() {
