@@ -253,6 +253,20 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
       expect((await durable.status("c3/kid"))?.status).toBe("cancelled");
     });
 
+    it("a Promise.all of invokes fails as soon as one child fails, though a sibling still waits", async () => {
+      failOnce.add("all/child-0");
+      logs.length = 0;
+      await durable.start(parent, { ns: [1, 2], waitFor: "never" }, { id: "all" });
+      await drain();
+      await durable.signal({ runId: "all/child-0", name: "never" });
+      await drain();
+      const status = await durable.status("all");
+      expect(status?.status).toBe("failed");
+      expect(status?.error?.code).toBe("child_run_failed");
+      expect((await durable.status("all/child-1"))?.status).toBe("waiting");
+      expect(logs.filter((line) => line.includes("settled while suspended"))).toEqual([]);
+    });
+
     it("cancel cascades to children unless asked to keep them", async () => {
       await durable.start(parent, { ns: [1, 2], waitFor: "go" }, { id: "tree" });
       await durable.start(parent, { ns: [1], waitFor: "go" }, { id: "kept" });

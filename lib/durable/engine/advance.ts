@@ -114,6 +114,12 @@ async function advance(
     await new Promise((resolve) => setImmediate(resolve));
     // Waits reached after the first suspension (a Promise.all of invokes) joined it meanwhile.
     if (stop.kind === "suspend" && exec.stopReason) stop = exec.stopReason;
+    // A body that threw out a failed receipt's error has failed: every replay would throw it again,
+    // however long a sibling it ran beside waits (a Promise.all of invokes, one child failed).
+    const end = settled ? await body : null;
+    if (stop.kind === "suspend" && end?.kind === "threw" && exec.isRecordedFailure(end.error)) {
+      return fail(exec, recorder, span, end.error, chain);
+    }
     if (settled && (stop.kind === "suspend" || stop.kind === "yield")) {
       log("the workflow body settled while suspended (did it race or swallow a step?); the run stays suspended");
     }

@@ -72,6 +72,12 @@ export class Execution {
   readonly fence: number;
   /** The run's stream writers of the step attempts in flight (`ctx.stream`). */
   readonly streams: RunStreams;
+  /**
+   * The errors this execution threw into the body from a failed receipt (recorded now or before):
+   * a replay throws each again, so a body that throws one out has failed even while a sibling
+   * step suspended it (engine/advance.ts).
+   */
+  private readonly recordedFailures = new WeakSet<object>();
   /** The callbacks this execution reached (`ctx.step.callback`), by callback id, with their schemas. */
   readonly callbacks = new Map<string, z.ZodType | undefined>();
   private readonly ledger: Map<string, StepRecord>;
@@ -116,6 +122,16 @@ export class Execution {
       this.deadlineTimer = setTimeout(() => this.requestStop({ kind: "abandon", reason: PAST_RUN_DEADLINE }), ms);
       this.deadlineTimer.unref?.();
     }
+  }
+
+  /** Notes `error` as thrown from a failed receipt, and returns it. */
+  noteRecordedFailure<E extends Error>(error: E): E {
+    this.recordedFailures.add(error);
+    return error;
+  }
+
+  isRecordedFailure(error: unknown): boolean {
+    return typeof error === "object" && error !== null && this.recordedFailures.has(error);
   }
 
   /** Ends what the execution keeps running once its pass is over (the deadline's timer). */

@@ -84,7 +84,7 @@ export function createStepRecorder(exec: Execution): StepRecorder {
 
     answer(recorded) {
       if (recorded?.status === "completed") return { done: true, value: recorder.resultOf(recorded) };
-      if (recorded?.status === "failed") return { done: true, value: Promise.reject(reviveError(recorded.error)) };
+      if (recorded?.status === "failed") return { done: true, value: Promise.reject(recorder.revive(recorded.error)) };
       return { done: false };
     },
 
@@ -94,7 +94,7 @@ export function createStepRecorder(exec: Execution): StepRecorder {
     },
 
     json: (value, stepId) => toJsonText(value, { limit: settings.maxResultBytes, stepId }),
-    revive: reviveError,
+    revive: (error) => exec.noteRecordedFailure(reviveError(error)),
 
     holdBack(outcome, othersInFlight) {
       if (held || othersInFlight || exec.isStopping) return false;

@@ -3,7 +3,7 @@ import { toMs } from "../duration";
 import type { ComposeSupport } from "../engine/compose-support";
 import { type Execution, never } from "../engine/execution";
 import { failpoint } from "../engine/failpoints";
-import { reviveError, type StepRecorder } from "../engine/step-recorder";
+import type { StepRecorder } from "../engine/step-recorder";
 import { ChildRunFailedError, RunStateConflictError, StepTimeoutError } from "../errors";
 import { MAX_NAME_LENGTH } from "../names";
 import { cancelRun, insertRun, type StepRecord } from "../store";
@@ -50,7 +50,7 @@ async function invoke(
   const timeoutMs = options.timeout === undefined ? null : toMs(options.timeout, `invoke "${id}" timeout`);
   const { seq, recorded, isReclaim } = exec.reach(id, "invoke");
   if (recorded?.status === "completed") return ((await recorder.resultOf(recorded)) as RunOutcome).output;
-  if (recorded?.status === "failed") return failedInvoke(exec, recorded);
+  if (recorded?.status === "failed") return failedInvoke(exec, recorder, recorded);
   if (!exec.acceptsWaits) return never();
   return traceWait(recorder, id, "invoke", isReclaim, async () => {
     if (recorded) {
@@ -90,7 +90,7 @@ async function invoke(
  * `ChildRunFailedError`, a timeout as `StepTimeoutError` (and the child cancelled, which a
  * replay asks again: a no-op once it ended), anything else (the child could not start) as stored.
  */
-async function failedInvoke(exec: Execution, recorded: StepRecord): Promise<never> {
+async function failedInvoke(exec: Execution, recorder: StepRecorder, recorded: StepRecord): Promise<never> {
   const error = recorded.error as
     | (StoredError & { childId?: string; childStatus?: string; childError?: StoredError })
     | null;
@@ -101,14 +101,16 @@ async function failedInvoke(exec: Execution, recorded: StepRecord): Promise<neve
     );
   }
   if (error?.code === "child_run_failed" && error.childId) {
-    throw new ChildRunFailedError({
-      childId: error.childId,
-      childStatus: error.childStatus === "cancelled" ? "cancelled" : "failed",
-      error: error.childError ?? null,
-    });
+    throw exec.noteRecordedFailure(
+      new ChildRunFailedError({
+        childId: error.childId,
+        childStatus: error.childStatus === "cancelled" ? "cancelled" : "failed",
+        error: error.childError ?? null,
+      }),
+    );
   }
-  if (error?.code === "step_timeout") throw new StepTimeoutError(error.message);
-  throw reviveError(error);
+  if (error?.code === "step_timeout") throw exec.noteRecordedFailure(new StepTimeoutError(error.message));
+  throw recorder.revive(error);
 }
 
 async function startChild(

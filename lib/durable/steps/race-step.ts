@@ -1,6 +1,6 @@
 import { toMs } from "../duration";
 import { type Execution, never } from "../engine/execution";
-import { reviveError, type StepRecorder } from "../engine/step-recorder";
+import type { StepRecorder } from "../engine/step-recorder";
 import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
 import type { Wait } from "../store";
@@ -39,7 +39,7 @@ export async function race(
   const { seq, recorded, isReclaim } = exec.reach(id, "any");
   if (recorded?.status === "completed")
     return (await recorder.resultOf(recorded)) as { branch: string; value: unknown };
-  if (recorded?.status === "failed") throw reviveError(recorded.error);
+  if (recorded?.status === "failed") throw recorder.revive(recorded.error);
   if (!exec.acceptsWaits) return never();
   return traceWait(recorder, id, "any", isReclaim, async () => {
     const targets = rows.flatMap((row) => ("run" in row ? [row.run] : []));
