@@ -165,16 +165,24 @@ export function runScaleContract(label: string, openDb: () => Promise<Kysely<any
 
     it("takes the oldest run of a full key first once a slot frees", async () => {
       for (let n = 0; n < 4; n++) await durable.start(perTenant, { tenant: "solo", n }, { id: `solo-${n}` });
-      await durable.tick({ budgetMs: 30_000, concurrency: 4 });
-      const { rows } = await sql<{ id: string }>`
-        select id from durable_runs where workflow = 'per-tenant' order by finished_at, id`.execute(db);
-      // Two at a time, oldest first: 0 and 1 finish before 2 and 3 start.
+      // Two loops, as many as the key's limit: both first claims succeed whichever takes the key's
+      // lock first (with more loops than the limit, a younger run's loop may win a slot first).
+      await durable.tick({ budgetMs: 30_000, concurrency: 2 });
+      // When each run's first step began and when the run finished, by the database clock: the
+      // order of claims, which a slow machine does not change (the order of ends it may).
+      const { rows } = await sql<{ id: string; began: Date; finished: Date }>`
+        select r.id, s.started_at as began, r.finished_at as finished from durable_runs r
+          join durable_steps s on s.run_id = r.id and s.step_id = 'first'
+         where r.workflow = 'per-tenant' order by s.started_at, r.id`.execute(db);
+      // Two at a time, oldest first: 0 and 1 at once; 2 and 3 only once one of them ended.
       expect(
         rows
           .slice(0, 2)
           .map((row) => row.id)
           .sort(),
       ).toEqual(["solo-0", "solo-1"]);
+      const firstEnd = Math.min(rows[0]!.finished.getTime(), rows[1]!.finished.getTime());
+      for (const later of rows.slice(2)) expect(later.began.getTime()).toBeGreaterThanOrEqual(firstEnd);
     });
 
     it("refuses a second active run of a singleton key, naming the active one", async () => {

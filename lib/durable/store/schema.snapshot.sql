@@ -367,8 +367,10 @@ begin
     if not found then
       return null;
     end if;
-    -- Past its deadline, or never claimed by its ttl: end it and pick again.
-    if durable_end_overdue(v_run.id, v_now) then
+    -- Past its deadline, or never claimed by its ttl: end it and pick again (the test on the row
+    -- first, so a claim of a run with neither costs no statement more).
+    if (v_run.deadline_at <= v_now or (v_run.expire_at <= v_now and v_run.attempts = 0))
+       and durable_end_overdue(v_run.id, v_now) then
       if p_run_id is not null then
         return null;
       end if;
@@ -787,8 +789,12 @@ declare
   v_run durable_runs;
   v_healed boolean := false;
 begin
-  -- Past its deadline, or never claimed by its ttl: the read ends it.
-  perform durable_end_overdue(p_run_id, durable_now());
+  -- Past its deadline, or never claimed by its ttl: the read ends it (only a run with either
+  -- pays for the statement).
+  if exists (select 1 from durable_runs where id = p_run_id
+               and (deadline_at is not null or expire_at is not null)) then
+    perform durable_end_overdue(p_run_id, durable_now());
+  end if;
   update durable_runs set
     status = 'pending', fence = fence + 1, wake_at = durable_now(), lease_until = null,
     lost_claims = lost_claims + 1, lost_lease_until = lease_until, updated_at = durable_now()
