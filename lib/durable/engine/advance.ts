@@ -42,6 +42,8 @@ export interface ClaimChain {
    * lease now), or null when nothing was due. Undefined: no claim was sent with the completion.
    */
   claimed?: ClaimedRun | null;
+  /** The child runs this run's suspension started (`invoke`): set when it parked on them. */
+  started?: string[];
 }
 
 /**
@@ -235,6 +237,7 @@ async function applyStop(
     await failpoint("suspend.before");
     if (!(await suspendRun(exec.db, exec.runId, exec.fence, waits, waitingFor))) return "lost";
     await failpoint("suspend.after");
+    if (chain) chain.started = waits.flatMap((wait) => (wait.start ? [wait.start.id] : []));
     spanEvent(span, TRACE_EVENTS.suspension, () => ({
       "durable.waiting_for": waitingFor.kind,
       "durable.waiting_for_name": waitingFor.name,

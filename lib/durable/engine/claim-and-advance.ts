@@ -75,18 +75,44 @@ export function chainedClaim(
   };
 }
 
-/** `advance(id)`: claims exactly that run, if due, and advances it inside the budget. */
+/**
+ * `advance(id)`: claims exactly that run, if due, and advances it inside the budget. With
+ * `children`, a run that parks on child runs its suspension started (`invoke`) has them advanced
+ * in this call too (as many at once as `tickConcurrency`), and then the run again once their
+ * ends made it due: what the routes do after answering, so a parent started through them does
+ * not wait for the next tick (docs/guide/composition.md, "Child runs").
+ */
 export async function advanceById(
   instance: DurableInstance,
   id: string,
-  options: { budgetMs?: number } = {},
+  options: { budgetMs?: number; children?: boolean } = {},
 ): Promise<AdvanceOutcome | null> {
   assertOpen(instance);
   const budget = options.budgetMs ?? instance.settings.budgetMs;
   const deadline = instance.now() + budget;
   if (budget < instance.settings.marginMs) return null;
-  const advanced = await withInvocationSpan("advance", () =>
-    claimAndAdvance(instance, deadline, budget, { runId: id }),
-  );
-  return advanced?.outcome ?? null;
+  return withInvocationSpan("advance", () => advanceFamily(instance, id, deadline, budget, options.children === true));
+}
+
+async function advanceFamily(
+  instance: DurableInstance,
+  id: string,
+  deadline: number,
+  budget: number,
+  children: boolean,
+): Promise<AdvanceOutcome | null> {
+  // One more claim only while a step with the default lease could still fit.
+  const fits = () => deadline - instance.now() > instance.settings.leaseMs + instance.settings.marginMs;
+  const chain: ClaimChain = { request: () => null };
+  const advanced = await claimAndAdvance(instance, deadline, budget, { runId: id, chain });
+  const started = chain.started ?? [];
+  if (!advanced || !children || advanced.outcome !== "waiting" || started.length === 0 || !fits()) {
+    return advanced?.outcome ?? null;
+  }
+  for (let next = 0; next < started.length && fits(); next += instance.tickConcurrency) {
+    const batch = started.slice(next, next + instance.tickConcurrency);
+    await Promise.all(batch.map((child) => advanceFamily(instance, child, deadline, budget, true)));
+  }
+  // The children that ended made the run due: advance it again (null: it still waits).
+  return fits() ? ((await advanceFamily(instance, id, deadline, budget, true)) ?? "waiting") : "waiting";
 }

@@ -244,7 +244,12 @@ export interface Durable {
   events(runId: string, options?: { after?: number; limit?: number }): Promise<RunEvent[]>;
   /** Applies `retention` now, up to `limit` rows of each kind (default 1,000): for a script or a cron of its own. */
   compact(options?: { limit?: number }): Promise<CompactReport>;
-  advance(id: string, options?: { budgetMs?: number }): Promise<AdvanceOutcome | null>;
+  /**
+   * Claims exactly run `id`, if it is due, and advances it inside the budget. `children`: when it
+   * parks on the child runs its suspension started (`invoke`), advance them in this call too, and
+   * the run again once they woke it (the routes do, after answering).
+   */
+  advance(id: string, options?: { budgetMs?: number; children?: boolean }): Promise<AdvanceOutcome | null>;
   /**
    * Delivers a signal into the run's mailbox: it queues behind earlier deliveries of its name, and
    * the next wait on that name takes it. A delivery id seen before is a repeat and stores nothing.

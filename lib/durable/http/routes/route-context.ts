@@ -140,7 +140,8 @@ export function createRouteContext(getDurable: () => Promise<Durable>, options: 
       afterResponse(
         (async () => {
           await new Promise((resolve) => setImmediate(resolve)); // let the answer go out first
-          await durable.advance(runId, { budgetMs: budgetMs(startedAt) });
+          // A parent that parks on the children it started has them run now, not at the next tick.
+          await durable.advance(runId, { budgetMs: budgetMs(startedAt), children: true });
         })().catch((e) => log(`advancing run "${runId}" after the response failed: ${(e as Error)?.stack ?? e}`)),
       );
     },
