@@ -91,7 +91,10 @@ export async function advanceById(
   const budget = options.budgetMs ?? instance.settings.budgetMs;
   const deadline = instance.now() + budget;
   if (budget < instance.settings.marginMs) return null;
-  return withInvocationSpan("advance", () => advanceFamily(instance, id, deadline, budget, options.children === true));
+  const advanced = await withInvocationSpan("advance", () =>
+    advanceFamily(instance, id, deadline, budget, options.children === true),
+  );
+  return advanced?.outcome ?? null;
 }
 
 async function advanceFamily(
@@ -100,19 +103,19 @@ async function advanceFamily(
   deadline: number,
   budget: number,
   children: boolean,
-): Promise<AdvanceOutcome | null> {
+): Promise<Advanced | null> {
   // One more claim only while a step with the default lease could still fit.
   const fits = () => deadline - instance.now() > instance.settings.leaseMs + instance.settings.marginMs;
   const chain: ClaimChain = { request: () => null };
   const advanced = await claimAndAdvance(instance, deadline, budget, { runId: id, chain });
   const started = chain.started ?? [];
-  if (!advanced || !children || advanced.outcome !== "waiting" || started.length === 0 || !fits()) {
-    return advanced?.outcome ?? null;
-  }
+  if (!advanced || !children || advanced.outcome !== "waiting" || started.length === 0 || !fits()) return advanced;
   for (let next = 0; next < started.length && fits(); next += instance.tickConcurrency) {
     const batch = started.slice(next, next + instance.tickConcurrency);
     await Promise.all(batch.map((child) => advanceFamily(instance, child, deadline, budget, true)));
   }
-  // The children that ended made the run due: advance it again (null: it still waits).
-  return fits() ? ((await advanceFamily(instance, id, deadline, budget, true)) ?? "waiting") : "waiting";
+  // The children that ended made the run due: advance it again (null: it still waits). The
+  // invocation's span shows the run's first claim, and the outcome it came to last.
+  const again = fits() ? await advanceFamily(instance, id, deadline, budget, true) : null;
+  return again ? { claim: advanced.claim, outcome: again.outcome } : advanced;
 }
