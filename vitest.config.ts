@@ -9,9 +9,7 @@ export default defineConfig({
     typecheck: { enabled: true, include: ["tests/types/**/*.test-d.ts"], tsconfig: "tests/types/tsconfig.json" },
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // PGlite instances are ~400 MB each: keep the number of parallel files modest on 2 cores. Three,
-    // not two: the e2e files spend much of their time waiting on npm, a build or a server, and a
-    // third file overlaps those waits (the suite is held to pass beside a CPU hog anyway).
-    maxWorkers: 3,
+    // PGlite instances are ~400 MB each: keep the number of parallel files modest on 2 cores.
+    maxWorkers: 2,
   },
 });
