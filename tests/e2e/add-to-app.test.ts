@@ -8,11 +8,15 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { importsOf, planFiles } from "../../scripts/add-to-app/plan";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
 import { addToApp, writeMinimalApp } from "./helpers/fresh-app";
 import { buildApp, REPO_ROOT, startNext, type NextServer } from "./helpers/next-server";
+
+// Each case runs add-to-app (and npm, tsc) in a child process: on a loaded machine one takes
+// longer than the default 30 s, which a synchronous test can only be failed for afterwards.
+vi.setConfig({ testTimeout: 120_000 });
 
 const ours = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
 const app = mkdtempSync(path.join(os.tmpdir(), "durable-e2e-add-to-app-"));
