@@ -26,6 +26,7 @@ export { endOverdueRun } from "./end-overdue";
 export { type CallbackDelivery, type CallbackRecord, deliverCallback, readCallback } from "./deliver-callback";
 export { listCallbacks, type RunCallbackRecord } from "./list-callbacks";
 export { retryRun } from "./retry-run";
+export { type ChatTurnRecord, readChatTurn, setChatTurn } from "./chat-turns";
 export { listRuns, type RunFilter } from "./list-runs";
 export {
   type CompactedRows,

@@ -22,6 +22,17 @@ alter table durable_callbacks add constraint durable_callbacks_step_id_check CHE
 CREATE UNIQUE INDEX durable_callbacks_pkey ON public.durable_callbacks USING btree (id);
 CREATE INDEX durable_callbacks_run ON public.durable_callbacks USING btree (run_id);
 
+create table durable_chats (
+  chat_id text not null,
+  run_id text not null,
+  updated_at timestamp with time zone not null default durable_now()
+);
+alter table durable_chats add constraint durable_chats_chat_id_check CHECK (((length(chat_id) >= 1) AND (length(chat_id) <= 255)));
+alter table durable_chats add constraint durable_chats_pkey PRIMARY KEY (chat_id);
+alter table durable_chats add constraint durable_chats_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs(id) ON DELETE CASCADE;
+CREATE UNIQUE INDEX durable_chats_pkey ON public.durable_chats USING btree (chat_id);
+CREATE INDEX durable_chats_run ON public.durable_chats USING btree (run_id);
+
 create table durable_clock (
   singleton boolean not null default true,
   shift interval not null default '00:00:00'::interval

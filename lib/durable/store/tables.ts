@@ -115,6 +115,13 @@ export interface DurableCallbacksTable {
   created_at: Generated<Date>;
 }
 
+/** A chat's active turn: the run of its latest turn (0009). */
+export interface DurableChatsTable {
+  chat_id: string;
+  run_id: string;
+  updated_at: Generated<Date>;
+}
+
 /** A scheduled workflow's next slot (0004). */
 export interface DurableSchedulesTable {
   workflow: string;
@@ -135,6 +142,7 @@ export interface DurableTables {
   durable_stream_chunks: DurableStreamChunksTable;
   durable_schedules: DurableSchedulesTable;
   durable_callbacks: DurableCallbacksTable;
+  durable_chats: DurableChatsTable;
 }
 
 /** The database as the store sees it: only the durable_* tables, whatever else the app keeps there. */
