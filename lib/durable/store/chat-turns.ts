@@ -19,7 +19,10 @@ export async function setChatTurn(db: DurableDb, chatId: string, runId: string):
   await db
     .insertInto("durable_chats")
     .values({ chat_id: chatId, run_id: runId })
-    .onConflict((oc) => oc.column("chat_id").doUpdateSet((eb) => ({ run_id: eb.ref("excluded.run_id"), updated_at: sql<Date>`durable_now()` })),
+    .onConflict((oc) =>
+      oc
+        .column("chat_id")
+        .doUpdateSet((eb) => ({ run_id: eb.ref("excluded.run_id"), updated_at: sql<Date>`durable_now()` })),
     )
     .execute();
 }
