@@ -1,6 +1,15 @@
 import { createHash } from "node:crypto";
 import type { TranscriptionModel } from "ai";
 import { answerFor, questionsFor } from "./mock-answers";
+import {
+  type ChatMessage,
+  nextToolCalls,
+  type PlannedCall,
+  resultSentences,
+  toolArguments,
+  toolResults,
+  toolsOf,
+} from "./mock-tools";
 
 /**
  * A mock language model that speaks enough of the OpenAI-compatible HTTP API for
@@ -20,6 +29,21 @@ import { answerFor, questionsFor } from "./mock-answers";
  *     `supportsStructuredOutputs: true`; a list of strings named `…questions` holds sub-questions
  *     of the prompt's question); with `json_object` (no schema) it is `{ "text": <the answer> }`.
  *     `max_tokens` cuts the answer to that many words (finish reason `length`).
+ *     Tool calls (./mock-tools.ts), so the AI SDK's tool loop can be driven: with `tools` in the
+ *     request, the tools asked for are those whose name occurs in the last user message (whole name,
+ *     any case), in the order they first occur there; those called already are the `tool_calls` of
+ *     the assistant messages after it. The mock calls the next two asked-for tools not called yet at
+ *     once (`message.tool_calls`, or streamed `delta.tool_calls`, each call's arguments split across
+ *     chunks; finish reason `tool_calls`), with ids `call_<n>_<tool name>`, n counting the tool calls
+ *     of the whole conversation from 1; so a prompt naming four tools takes three answers: two calls,
+ *     two calls, then text. The arguments are an object valid for the tool's `parameters`, made as
+ *     for `response_format`, except that a string or number property whose name ends in `id`
+ *     (`orderId`) holds the prompt's first run of digits. Once no asked-for tool is left (or with
+ *     `tool_choice: "none"`), the mock answers text, and after tool results (the `tool` messages
+ *     since the last user message) the text has a sentence for each: ` <tool> answered <content>.`
+ *     after `Echo: <prompt>`, or `The <tool> tool answered <content>.` before the prose answer. The
+ *     content is what the provider sent: the tool's output as JSON text, or for a denied call
+ *     (`execution-denied`) its reason, `Tool call execution denied.` when it has none.
  *   - `POST /v1/audio/transcriptions`: multipart (`file`, `model`), answered in the shape of
  *     OpenAI's `verbose_json`; the "audio" is read as UTF-8 text, and that text is the transcript.
  *     `@ai-sdk/openai-compatible` has no transcription model: `mockTranscriptionModel()` below is
@@ -47,7 +71,6 @@ export interface MockModel {
 }
 
 type JsonSchema = Record<string, any>;
-type ChatMessage = { role: string; content?: unknown };
 
 const DEFAULT_DELAY_MS = 50;
 
@@ -94,14 +117,24 @@ export function createMockModel({ echo: echoes = false }: MockModelOptions = {})
     if (cut) cutPrompts.add(cutKey);
 
     const format = body.response_format as { type?: string; json_schema?: { schema?: JsonSchema } } | undefined;
+    const calls = nextToolCalls(messages, toolsOf(body), prompt, (tool) =>
+      toolArguments(tool.parameters, prompt, (schema) => objectFor(schema, prompt, echoes)),
+    );
     let pieces: string[];
     let finishReason = "stop";
-    if (format?.type === "json_schema" && format.json_schema?.schema) {
+    if (calls.length > 0) {
+      pieces = [];
+      finishReason = "tool_calls";
+    } else if (format?.type === "json_schema" && format.json_schema?.schema) {
       pieces = splitEvery(JSON.stringify(objectFor(format.json_schema.schema, prompt, echoes)), 16);
     } else if (format?.type === "json_object") {
       pieces = splitEvery(JSON.stringify({ text: echoes ? echo(prompt).join("") : answerFor(prompt) }), 16);
     } else {
-      pieces = echoes ? echo(prompt) : wordPieces(answerFor(prompt));
+      // After tool results (the tool messages since the last user message), a sentence for each.
+      const results = resultSentences(toolResults(messages), echoes);
+      pieces = echoes
+        ? wordPieces(["Echo:", ...words(prompt)].join(" ") + results)
+        : wordPieces(results + answerFor(prompt));
       const limit = typeof body.max_tokens === "number" ? body.max_tokens : null;
       if (limit !== null && pieces.length > limit) {
         pieces = pieces.slice(0, limit);
@@ -115,7 +148,7 @@ export function createMockModel({ echo: echoes = false }: MockModelOptions = {})
         : "Reading the question first, then answering it in a few plain sentences.";
     const usage = {
       prompt_tokens: messages.reduce((n, m) => n + words(textOf(m.content)).length, 0),
-      completion_tokens: pieces.length + (reasoning ? words(reasoning).length : 0),
+      completion_tokens: pieces.length + calls.length * 4 + (reasoning ? words(reasoning).length : 0),
       total_tokens: 0,
       ...(reasoning ? { completion_tokens_details: { reasoning_tokens: words(reasoning).length } } : {}),
     };
@@ -130,6 +163,7 @@ export function createMockModel({ echo: echoes = false }: MockModelOptions = {})
       const events: unknown[] = [{ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }];
       if (reasoning) events.push({ ...base, choices: [{ index: 0, delta: { reasoning_content: reasoning } }] });
       for (const piece of pieces) events.push({ ...base, choices: [{ index: 0, delta: { content: piece } }] });
+      for (const delta of toolCallDeltas(calls)) events.push({ ...base, choices: [{ index: 0, delta }] });
       events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finishReason }] });
       if (includeUsage) events.push({ ...base, choices: [], usage });
       const cutAt = cut ? Math.max(1, Math.floor(events.length / 2)) : Number.POSITIVE_INFINITY;
@@ -158,11 +192,20 @@ export function createMockModel({ echo: echoes = false }: MockModelOptions = {})
       );
     }
 
-    if (delayMs > 0) await sleep(delayMs * pieces.length, signal);
+    if (delayMs > 0) await sleep(delayMs * Math.max(pieces.length, calls.length), signal);
     const message = {
       role: "assistant",
-      content: pieces.join(""),
+      content: calls.length > 0 ? null : pieces.join(""),
       ...(reasoning ? { reasoning_content: reasoning } : {}),
+      ...(calls.length > 0
+        ? {
+            tool_calls: calls.map((c) => ({
+              id: c.id,
+              type: "function",
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          }
+        : {}),
     };
     const text = JSON.stringify({
       id,
@@ -275,6 +318,17 @@ const words = (text: string) => text.split(/\s+/).filter((w) => w.length > 0);
 function echo(prompt: string): string[] {
   const all = ["Echo:", ...words(prompt)];
   return all.map((w, i) => (i < all.length - 1 ? `${w} ` : w));
+}
+
+/**
+ * The streamed `delta.tool_calls` of the calls: a first chunk per call with its id, name and no
+ * arguments yet, then its arguments 16 characters a chunk, as OpenAI streams them.
+ */
+function toolCallDeltas(calls: PlannedCall[]): unknown[] {
+  return calls.flatMap((call, index) => [
+    { tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] },
+    ...splitEvery(call.arguments, 16).map((piece) => ({ tool_calls: [{ index, function: { arguments: piece } }] })),
+  ]);
 }
 
 /** Prose, one word per piece, each with the white space after it: the pieces join back into the text. */
