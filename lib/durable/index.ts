@@ -48,7 +48,16 @@ export {
 export type { RunStatus, RunSummary, TickReport } from "./schemas";
 export type { StreamChunk } from "./store";
 export { externalKeyFor } from "./steps/external-key";
+export { TOOL_APPROVAL_SIGNAL } from "./steps/tool-approval";
+export { toolStep } from "./steps/tool-step";
+export { type TxToolOptions, txTool } from "./steps/tx-tool";
 export type {
+  AgentToolCall,
+  AgentToolResult,
+  AgentToolStep,
+  AiAgentOptions,
+  AiAgentResult,
+  AiAgentStep,
   AiGenerateObjectOptions,
   AiGenerateTextOptions,
   AiMapOptions,
@@ -74,6 +83,7 @@ export type {
   StepInfo,
   StepOptions,
   StreamWriter,
+  ToolApproval,
   WaitForOptions,
   WaitForSignalOptions,
   Workflow,

@@ -1,7 +1,7 @@
 // The types every layer shares: a workflow, its context, the step API and its options. They live
 // here, apart from the code that implements them, so that no two files import each other
 // (docs/layout.md). This file imports only types from libraries.
-import type { experimental_transcribe, generateText, streamText } from "ai";
+import type { experimental_transcribe, generateText, ModelMessage, StopCondition, streamText, ToolSet } from "ai";
 import type { Transaction } from "kysely";
 import type { z } from "zod";
 
@@ -434,6 +434,87 @@ export interface AiSteps {
     mapOptions?: AiMapOptions,
   ): Promise<AiTextResult[]>;
   transcribe(id: string, options: AiTranscribeOptions, stepOptions?: StepOptions): Promise<AiTranscriptionResult>;
+  /**
+   * The AI SDK's tool loop, durable: each model turn a step (`<id>/turn-<n>`), each tool call a
+   * step (`<id>/tool-<toolCallId>`, with its external key); a call whose tool `needsApproval` waits
+   * for signal `tool-approval` (`ToolApproval`) with nothing running. A replay of finished turns
+   * and tools calls nothing (docs/guide/agents.md).
+   */
+  agent(id: string, options: AiAgentOptions): Promise<AiAgentResult>;
+}
+
+/** `ctx.step.ai.agent`'s options: the SDK's call settings, the tools, and how the loop stops. */
+export type AiAgentOptions = Omit<
+  AiGenerateTextOptions,
+  "tools" | "stopWhen" | "prompt" | "messages" | "output" | "experimental_output" | "prepareStep" | "onStepFinish"
+> & {
+  /** AI SDK `tool()` definitions, unchanged (or `txTool` for a database write). */
+  tools?: ToolSet;
+  prompt?: string | ModelMessage[];
+  messages?: ModelMessage[];
+  /** The most model turns (default 10). */
+  maxSteps?: number;
+  /** The SDK's stop conditions (`stepCountIs`, `hasToolCall`, your own), checked after each turn. */
+  stopWhen?: StopCondition<any> | StopCondition<any>[];
+  /** Writes each turn's UI message chunks to the run's stream (what a chat reads). */
+  stream?: boolean;
+  /** Step options of each turn (lease, retries, timeout). */
+  turnOptions?: StepOptions;
+  /** Step options of each tool call; after its `retries` a tool's error is told to the model. */
+  toolOptions?: StepOptions;
+};
+
+/** A tool call a turn asked for; `error` when the tool is unknown or the input does not fit it. */
+export interface AgentToolCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  error?: string;
+}
+
+/** The answer to a tool call, as the model is told it. */
+export type AgentToolResult = { toolCallId: string; toolName: string } & (
+  | { output: unknown }
+  | { error: string }
+  | { denied: true; reason?: string }
+);
+
+/** One turn of the loop: what the model said and asked for, and the answers to its calls. */
+export interface AiAgentStep {
+  text: string;
+  reasoningText?: string;
+  toolCalls: AgentToolCall[];
+  toolResults: AgentToolResult[];
+  finishReason: string;
+  usage: AiUsage;
+  response: { id?: string; modelId?: string };
+}
+
+/** What `ctx.step.ai.agent` returns: the last turn's text, the messages it added, every turn. */
+export interface AiAgentResult {
+  text: string;
+  /** The assistant and tool messages the loop added, in order (append them to continue the chat). */
+  messages: ModelMessage[];
+  steps: AiAgentStep[];
+  /** Summed over the turns. */
+  usage: AiUsage;
+  finishReason: string;
+}
+
+/** The payload of signal `tool-approval`: the answer to a call that waits for approval. */
+export interface ToolApproval {
+  toolCallId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+/** What an agent's tool call is told of its step (`options.experimental_context` of `execute`). */
+export interface AgentToolStep {
+  stepId: string;
+  /** The call's idempotency key: the same in every attempt and replay. */
+  externalKey: string;
+  attempt: number;
+  isReclaim: boolean;
 }
 
 /** What a value becomes after a JSON round trip, roughly: Dates to strings, BigInt to strings. */

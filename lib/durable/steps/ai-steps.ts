@@ -4,6 +4,7 @@ import type { Execution } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
 import { InvalidInputError } from "../errors";
 import type {
+  AiAgentOptions,
   AiGenerateObjectOptions,
   AiGenerateTextOptions,
   AiMapOptions,
@@ -11,9 +12,10 @@ import type {
   AiSteps,
   AiTextResult,
   AiTranscriptionResult,
-  AiUsage,
   StepOptions,
 } from "../types";
+import { type AgentParts, runAgent } from "./agent-step";
+import { compact, usageOf } from "./ai-usage";
 import type { Body } from "./effect-steps";
 
 /** `execute` of steps/effect-steps.ts: runs a body as a step of a kind, with the effect-step rules. */
@@ -47,7 +49,8 @@ export function completeAiTextResult(partial: Partial<AiTextResult> = {}): AiTex
  * lease, timeout, heartbeat, reclaims). A receipt stores what a replay needs, never the SDK's object
  * (docs/model.md, "Run streams", for what `streamText` appends).
  */
-export function createAiSteps(exec: Execution, recorder: StepRecorder, execute: Execute, afterFlush: AfterFlush) {
+export function createAiSteps(exec: Execution, recorder: StepRecorder, parts: AgentParts, afterFlush: AfterFlush) {
+  const { execute } = parts;
   const generateText = (id: string, options: AiGenerateTextOptions, stepOptions?: StepOptions) =>
     execute(id, "ai", generateTextBody(recorder, id, options), stepOptions) as Promise<AiTextResult>;
   const steps = {
@@ -71,7 +74,9 @@ export function createAiSteps(exec: Execution, recorder: StepRecorder, execute: 
     options: (item: TItem, index: number) => AiGenerateTextOptions,
     mapOptions?: AiMapOptions,
   ) => mapItems(steps.generateText, id, items, options, mapOptions);
-  return { ...steps, map } satisfies AiSteps;
+  // Not flushed-after itself: each of its turns and tool calls is (the parts are).
+  const agent = (id: string, options: AiAgentOptions) => runAgent(exec, recorder, parts, id, options);
+  return { ...steps, map, agent } satisfies AiSteps;
 }
 
 /** The body of `generateText`: one call, its result stored as a replay answers it. */
@@ -235,21 +240,4 @@ function textResult(result: GenerateTextResult<ToolSet, any>): AiTextResult {
     response: compact({ id: result.response.id, modelId: result.response.modelId }),
     ...(result.reasoningText ? { reasoningText: result.reasoningText } : {}),
   };
-}
-
-/** The SDK's usage as stored: the fields it reported, across all of the call's steps. */
-function usageOf(usage: LanguageModelUsage | undefined): AiUsage {
-  if (!usage) return {};
-  return compact({
-    inputTokens: usage.inputTokens,
-    outputTokens: usage.outputTokens,
-    totalTokens: usage.totalTokens,
-    reasoningTokens: usage.outputTokenDetails?.reasoningTokens ?? usage.reasoningTokens,
-    cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens,
-  });
-}
-
-/** Drops the fields that are undefined, as the JSON of the receipt would. */
-function compact<T extends Record<string, unknown>>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as any;
 }

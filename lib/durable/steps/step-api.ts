@@ -40,7 +40,18 @@ export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi 
     callback: afterFlush(callbacks.callback) as StepApi["callback"],
     waitForCallback: afterFlush(callbacks.waitForCallback) as StepApi["waitForCallback"],
     // Each AI call is flushed-after as a step of its own (a map's items one by one).
-    ai: createAiSteps(exec, recorder, effects.execute, afterFlush),
+    ai: createAiSteps(
+      exec,
+      recorder,
+      {
+        execute: afterFlush(effects.execute),
+        run: afterFlush(effects.run),
+        tx: afterFlush(effects.tx),
+        waitForSignal: afterFlush(waits.waitForSignal),
+        stream: (stepId) => exec.streams.writer(stepId),
+      },
+      afterFlush,
+    ),
     // A tx step in a transaction another library opens (lib/durable/drizzle.ts).
     [TX_WITH]: afterFlush(effects.txWith) as CarriesTxWith[typeof TX_WITH],
   };

@@ -1,0 +1,251 @@
+import type { ModelMessage, ToolSet } from "ai";
+import type { Execution } from "../engine/execution";
+import type { StepRecorder } from "../engine/step-recorder";
+import { InvalidInputError } from "../errors";
+import type {
+  AgentToolCall,
+  AgentToolResult,
+  AiAgentOptions,
+  AiAgentResult,
+  AiAgentStep,
+  AgentToolStep,
+  AiUsage,
+  StepInfo,
+  StepOptions,
+  StreamWriter,
+  ToolApproval,
+} from "../types";
+import { type AgentTurn, turnBody } from "./agent-turn";
+import type { Body } from "./effect-steps";
+import { TOOL_APPROVAL_SIGNAL } from "./tool-approval";
+import { txToolOf } from "./tx-tool";
+
+const DEFAULT_MAX_STEPS = 10;
+
+/** The steps the agent is made of, each written after a held-back receipt (steps/step-api.ts). */
+export interface AgentParts {
+  execute: (id: string, kind: "ai", body: Body, options?: StepOptions) => Promise<any>;
+  run: <T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) => Promise<any>;
+  tx: <T>(id: string, fn: (tx: any, s: StepInfo) => Promise<T>, options?: StepOptions) => Promise<any>;
+  waitForSignal: (name: string, options: { id: string }) => Promise<unknown>;
+  /** The run's stream writer of the step executing now (`ctx.stream`). */
+  stream: (stepId: string) => StreamWriter;
+}
+
+/**
+ * `ctx.step.ai.agent`: the AI SDK's tool loop with every model turn a step (`<id>/turn-<n>`) and
+ * every tool call a step of its own (`<id>/tool-<toolCallId>`, a `run` step with its external
+ * key, or a `tx` step for a `txTool`). A replay answers finished turns and tools from their
+ * receipts: no model request, no tool run. A call whose tool `needsApproval` waits for signal
+ * `tool-approval` first, with nothing running (docs/guide/agents.md).
+ */
+export async function runAgent(
+  exec: Execution,
+  recorder: StepRecorder,
+  parts: AgentParts,
+  id: string,
+  options: AiAgentOptions,
+): Promise<AiAgentResult> {
+  const { tools = {}, maxSteps = DEFAULT_MAX_STEPS, stopWhen, stream = false, prompt, messages, ...settings } = options;
+  if (!Number.isInteger(maxSteps) || maxSteps < 1) {
+    throw new InvalidInputError(`agent "${id}": maxSteps must be a whole number of at least 1`);
+  }
+  const conversation: ModelMessage[] = startingMessages(id, prompt, messages);
+  const added: ModelMessage[] = [];
+  const steps: AiAgentStep[] = [];
+  const stopConditions = stopWhen === undefined ? [] : Array.isArray(stopWhen) ? stopWhen : [stopWhen];
+  for (let n = 1; ; n++) {
+    const turnId = `${id}/turn-${n}`;
+    const body = turnBody(exec, recorder, {
+      stepId: turnId,
+      partPrefix: `${n}-`,
+      settings,
+      tools: tools as ToolSet,
+      messages: [...conversation],
+      stream,
+    });
+    const turn: AgentTurn = await parts.execute(turnId, "ai", body, options.turnOptions);
+    conversation.push(...turn.messages);
+    added.push(...turn.messages);
+    const toolResults = await answerCalls(parts, id, turnId, turn, tools as ToolSet, conversation, options);
+    const step: AiAgentStep = { ...turnSummary(turn), toolResults };
+    steps.push(step);
+    if (toolResults.length > 0) {
+      const toolMessage: ModelMessage = { role: "tool", content: toolResults.map(resultPart) };
+      conversation.push(toolMessage);
+      added.push(toolMessage);
+    }
+    const stop =
+      turn.toolCalls.length === 0 || n >= maxSteps || (await anyStops(stopConditions, steps as unknown as never[]));
+    if (stop) {
+      return { text: turn.text, messages: added, steps, usage: sumUsage(steps), finishReason: turn.finishReason };
+    }
+  }
+}
+
+function startingMessages(id: string, prompt: AiAgentOptions["prompt"], messages: AiAgentOptions["messages"]) {
+  if (prompt !== undefined && messages !== undefined) {
+    throw new InvalidInputError(`agent "${id}": give prompt or messages, not both`);
+  }
+  if (messages !== undefined) return [...messages];
+  if (prompt === undefined) throw new InvalidInputError(`agent "${id}": give a prompt or messages`);
+  return typeof prompt === "string" ? [{ role: "user" as const, content: prompt }] : [...prompt];
+}
+
+/**
+ * The answers to a turn's tool calls, in the order the model made them: the calls that need no
+ * approval run at once, side by side; then the approvals are waited for, one delivery at a time;
+ * then the approved calls run and the denied ones are answered as denied.
+ */
+async function answerCalls(
+  parts: AgentParts,
+  id: string,
+  turnId: string,
+  turn: AgentTurn,
+  tools: ToolSet,
+  conversation: ModelMessage[],
+  options: AiAgentOptions,
+): Promise<AgentToolResult[]> {
+  const results = new Map<string, AgentToolResult>();
+  const waiting = new Set(turn.approvals);
+  const call = (c: AgentToolCall, approval?: ToolApproval) =>
+    answerCall(parts, id, c, tools, conversation, options, approval).then((r) => void results.set(c.toolCallId, r));
+  await Promise.all(turn.toolCalls.filter((c) => !waiting.has(c.toolCallId)).map((c) => call(c)));
+  if (waiting.size > 0) {
+    const approvals = await collectApprovals(parts, turnId, waiting);
+    await Promise.all(
+      turn.toolCalls.filter((c) => waiting.has(c.toolCallId)).map((c) => call(c, approvals.get(c.toolCallId))),
+    );
+  }
+  return turn.toolCalls.map((c) => results.get(c.toolCallId)!);
+}
+
+/**
+ * Waits for signal `tool-approval` until every call in `waiting` has its answer. Each wait is a
+ * step of its own (`<turn>/approval-<k>`) taking the oldest delivery no earlier wait took, so a
+ * replay reads the same answers in the same order; a delivery naming another call is passed over.
+ */
+async function collectApprovals(parts: AgentParts, turnId: string, waiting: Set<string>) {
+  const answers = new Map<string, ToolApproval>();
+  for (let k = 1; answers.size < waiting.size; k++) {
+    const payload = (await parts.waitForSignal(TOOL_APPROVAL_SIGNAL, {
+      id: `${turnId}/approval-${k}`,
+    })) as ToolApproval;
+    if (payload && waiting.has(payload.toolCallId) && !answers.has(payload.toolCallId)) {
+      answers.set(payload.toolCallId, payload);
+    }
+  }
+  return answers;
+}
+
+/** One call's answer, a step of its own: the tool's output, its error, or the denial. */
+async function answerCall(
+  parts: AgentParts,
+  id: string,
+  call: AgentToolCall,
+  tools: ToolSet,
+  conversation: ModelMessage[],
+  options: AiAgentOptions,
+  approval?: ToolApproval,
+): Promise<AgentToolResult> {
+  const base = { toolCallId: call.toolCallId, toolName: call.toolName };
+  const stepId = `${id}/tool-${call.toolCallId}`;
+  const tool = Object.hasOwn(tools, call.toolName) ? tools[call.toolName] : undefined;
+  const stream = options.stream === true;
+  if (call.error !== undefined || !tool) {
+    // The model asked for a tool it does not have, or gave input its schema refuses: it is told so.
+    return { ...base, error: call.error ?? `no tool named "${call.toolName}"` };
+  }
+  if (approval && !approval.approved) {
+    return parts.run(stepId, () => {
+      if (stream) parts.stream(stepId).write({ type: "tool-output-denied", toolCallId: call.toolCallId });
+      return { ...base, denied: true, ...(approval.reason !== undefined ? { reason: approval.reason } : {}) };
+    });
+  }
+  const retries = options.toolOptions?.retries ?? 0;
+  const context = (s: StepInfo) => ({
+    toolCallId: call.toolCallId,
+    messages: [...conversation],
+    abortSignal: s.abortSignal,
+    experimental_context: toolStepOf(s),
+  });
+  const txExecute = txToolOf(tool);
+  if (txExecute) {
+    return parts.tx(
+      stepId,
+      async (tx, s) => ({ ...base, output: (await txExecute(call.input, { ...context(s), tx })) ?? null }),
+      options.toolOptions,
+    );
+  }
+  if (typeof tool.execute !== "function") return { ...base, error: `tool "${call.toolName}" has no execute` };
+  return parts.run(
+    stepId,
+    async (s) => {
+      try {
+        const output = await tool.execute!(call.input as never, context(s));
+        if (stream) {
+          parts
+            .stream(stepId)
+            .write({ type: "tool-output-available", toolCallId: call.toolCallId, output: output ?? null });
+        }
+        return { ...base, output: output ?? null };
+      } catch (error) {
+        // Retried while the step's retries last; after them the model is told the error.
+        if (s.attempt <= retries || s.abortSignal.aborted) throw error;
+        const errorText = error instanceof Error ? error.message : String(error);
+        if (stream) parts.stream(stepId).write({ type: "tool-output-error", toolCallId: call.toolCallId, errorText });
+        return { ...base, error: errorText };
+      }
+    },
+    options.toolOptions,
+  );
+}
+
+/** What a tool's `execute` is told of its step, as `options.experimental_context` (read it with `toolStep`). */
+function toolStepOf(s: StepInfo): AgentToolStep {
+  return { stepId: s.stepId, externalKey: s.externalKey, attempt: s.attempt, isReclaim: s.isReclaim };
+}
+
+/** The tool message part that answers a call. */
+function resultPart(result: AgentToolResult) {
+  const output =
+    "denied" in result && result.denied
+      ? { type: "execution-denied" as const, ...(result.reason !== undefined ? { reason: result.reason } : {}) }
+      : "error" in result && result.error !== undefined
+        ? { type: "error-text" as const, value: result.error }
+        : "output" in result && typeof result.output === "string"
+          ? { type: "text" as const, value: result.output }
+          : { type: "json" as const, value: ("output" in result ? (result.output ?? null) : null) as never };
+  return { type: "tool-result" as const, toolCallId: result.toolCallId, toolName: result.toolName, output };
+}
+
+/** A turn as the loop reports it (`steps` of the result; what stop conditions are given). */
+function turnSummary(turn: AgentTurn): Omit<AiAgentStep, "toolResults"> {
+  return {
+    text: turn.text,
+    ...(turn.reasoningText !== undefined ? { reasoningText: turn.reasoningText } : {}),
+    toolCalls: turn.toolCalls,
+    finishReason: turn.finishReason,
+    usage: turn.usage,
+    response: turn.response,
+  };
+}
+
+/** The SDK's stop conditions (`stepCountIs`, `hasToolCall`, your own), given the turns so far. */
+async function anyStops(conditions: NonNullable<AiAgentOptions["stopWhen"]>[], steps: never[]): Promise<boolean> {
+  for (const condition of conditions as ((o: { steps: never[] }) => boolean | PromiseLike<boolean>)[]) {
+    if (await condition({ steps })) return true;
+  }
+  return false;
+}
+
+/** The turns' usage added up, field by field (a field no turn reported stays absent). */
+function sumUsage(steps: AiAgentStep[]): AiUsage {
+  const total: Record<string, number> = {};
+  for (const step of steps) {
+    for (const [key, value] of Object.entries(step.usage)) {
+      if (typeof value === "number") total[key] = (total[key] ?? 0) + value;
+    }
+  }
+  return total as AiUsage;
+}
