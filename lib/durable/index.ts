@@ -15,6 +15,7 @@ export {
   type ListOptions,
   type ListPage,
   type RetentionOptions,
+  type PendingToolApproval,
   type RunCallback,
   type RunEvent,
   type ScheduleInfo,
@@ -26,6 +27,15 @@ export {
   type WorkReport,
 } from "./engine/create-durable";
 export { defineWorkflow } from "./engine/define-workflow";
+export { type ChatTurnInput, type ChatTurnRequest, chatTurnId, chatTurnInput } from "./engine/chat-input";
+export {
+  type ChatTurnRecord,
+  type ChatTurnStart,
+  cancelChatTurn,
+  readActiveChatTurn,
+  startChatTurn,
+} from "./engine/chat-turns";
+export { loadChat } from "./engine/load-chat";
 export {
   CallbackNotFoundError,
   ChildRunFailedError,
@@ -50,7 +60,7 @@ export type { StreamChunk } from "./store";
 export { externalKeyFor } from "./steps/external-key";
 export { TOOL_APPROVAL_SIGNAL } from "./steps/tool-approval";
 export { toolStep } from "./steps/tool-step";
-export { type TxToolOptions, txTool } from "./steps/tx-tool";
+export { type TxToolDefinition, type TxToolOptions, txTool } from "./steps/tx-tool";
 export type {
   AgentToolCall,
   AgentToolResult,

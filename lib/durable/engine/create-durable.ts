@@ -6,6 +6,7 @@
 //   start.ts              start(), startMany() and status tokens
 //   callbacks.ts          completeCallback()
 //   run-callbacks.ts      callbacks(): a run's callback URLs, for the dashboard
+//   tool-approvals.ts     toolApprovals(): an agent's calls waiting for approval, for a page
 //   signal.ts             signal()
 //   control.ts            cancel(), retry(), compact()
 //   reads.ts              status(), inspect(), list(), events(), readStream(), countDue(), schedules()
@@ -20,6 +21,7 @@ import type { AnyWorkflow } from "../types";
 import { advanceById } from "./claim-and-advance";
 import { completeCallback } from "./callbacks";
 import { listRunCallbacks } from "./run-callbacks";
+import { listToolApprovals } from "./tool-approvals";
 import { cancelById, compactNow, retryById } from "./control";
 import type { CancelOptions, Durable, DurableOptions, SignalInput } from "./durable-api";
 import { advanceClock, closeInstance, resolveInstance } from "./instance";
@@ -37,6 +39,7 @@ export type {
   DurableOptions,
   ListOptions,
   ListPage,
+  PendingToolApproval,
   RunCallback,
   SignalInput,
   SignalResult,
@@ -74,6 +77,7 @@ export function createDurable(options: DurableOptions): Durable {
     startMany: (workflow, inputs, startOptions) => startManyRuns(instance, workflow, inputs, startOptions),
     completeCallback: (token, payload, callbackOptions) => completeCallback(instance, token, payload, callbackOptions),
     callbacks: (runId) => listRunCallbacks(instance, runId),
+    toolApprovals: (runId) => listToolApprovals(instance, runId),
     status: ((id: string, statusOptions?: { workflow: AnyWorkflow }) =>
       readStatus(instance, id, statusOptions)) as Durable["status"],
     inspect: (id) => inspectRun(instance, id),

@@ -1,4 +1,4 @@
-import type { Tool } from "ai";
+import type { FlexibleSchema, Tool } from "ai";
 import type { Transaction } from "kysely";
 import type { AgentToolStep } from "../types";
 
@@ -14,16 +14,20 @@ export interface TxToolOptions<DB = any> {
 
 type TxExecute = (input: unknown, options: TxToolOptions) => Promise<unknown>;
 
+/** A `txTool`: an AI SDK tool's description, schema and approval rule, and a body on the step's transaction. */
+export interface TxToolDefinition<INPUT, OUTPUT, DB = any> {
+  description?: string;
+  inputSchema: FlexibleSchema<INPUT>;
+  needsApproval?: boolean | ((input: INPUT, options: { toolCallId: string }) => boolean | PromiseLike<boolean>);
+  execute: (input: INPUT, options: TxToolOptions<DB>) => Promise<OUTPUT>;
+}
+
 /**
  * A tool whose effect is a write to this database: inside `ctx.step.ai.agent` its call is a `tx`
  * step, so the write and the call's receipt commit together, once (docs/guide/agents.md, "A tool
  * that writes to the database"). Outside an agent it cannot run: it has no transaction.
  */
-export function txTool<INPUT, OUTPUT, DB = any>(
-  definition: Omit<Tool<INPUT, OUTPUT>, "execute"> & {
-    execute: (input: INPUT, options: TxToolOptions<DB>) => Promise<OUTPUT>;
-  },
-): Tool<INPUT, OUTPUT> {
+export function txTool<INPUT, OUTPUT, DB = any>(definition: TxToolDefinition<INPUT, OUTPUT, DB>): Tool<INPUT, OUTPUT> {
   const { execute, ...rest } = definition;
   return {
     ...rest,

@@ -24,6 +24,7 @@ export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";
 export { cancelRun } from "./cancel-run";
 export { endOverdueRun } from "./end-overdue";
 export { type CallbackDelivery, type CallbackRecord, deliverCallback, readCallback } from "./deliver-callback";
+export { type AgentStepRecord, listAgentSteps } from "./list-agent-steps";
 export { listCallbacks, type RunCallbackRecord } from "./list-callbacks";
 export { retryRun } from "./retry-run";
 export { type ChatTurnRecord, readChatTurn, setChatTurn } from "./chat-turns";

@@ -1,0 +1,268 @@
+// ctx.step.ai.agent on PGlite, against the mock model over HTTP through the real
+// @ai-sdk/openai-compatible provider: each turn and each tool call is a step, a replay calls neither
+// the model nor a tool, approvals park the run on signal `tool-approval`, a denial reaches the model,
+// and `stream: true` writes the turns' UI message chunks to the run's stream.
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { tool } from "ai";
+import { type Kysely, sql } from "kysely";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  createDurable,
+  type Durable,
+  defineWorkflow,
+  FatalStepError,
+  TOOL_APPROVAL_SIGNAL,
+  toolStep,
+  txTool,
+} from "@/lib/durable";
+import { connect } from "@/lib/durable/drivers/connect";
+import { resetDurableTables } from "../helpers/databases";
+import { type MockModelServer, startMockModelServer } from "../helpers/mock-model-server";
+
+let server: MockModelServer;
+const model = () => createOpenAICompatible({ baseURL: server.url, name: "mock", includeUsage: true })("mock");
+
+/** Each tool execution, by tool name: a replay must add none. */
+const executed: { tool: string; input: unknown; externalKey: string }[] = [];
+const failAtEnd = new Set<string>();
+
+const tools = {
+  weather: tool({
+    description: "The weather in a city",
+    inputSchema: z.object({ city: z.string() }),
+    execute: async (input, options) => {
+      executed.push({ tool: "weather", input, externalKey: toolStep(options).externalKey });
+      return "sunny";
+    },
+  }),
+  lookupOrder: tool({
+    description: "An order by id",
+    inputSchema: z.object({ orderId: z.string() }),
+    execute: async (input, options) => {
+      executed.push({ tool: "lookupOrder", input, externalKey: toolStep(options).externalKey });
+      return { order: input.orderId, status: "shipped" };
+    },
+  }),
+  stock: tool({
+    description: "Units in stock of a product",
+    inputSchema: z.object({ productId: z.number() }),
+    execute: async (input, options) => {
+      executed.push({ tool: "stock", input, externalKey: toolStep(options).externalKey });
+      return { units: 7 };
+    },
+  }),
+  refund: tool({
+    description: "Refunds an order",
+    inputSchema: z.object({ orderId: z.string() }),
+    needsApproval: true,
+    execute: async (input, options) => {
+      executed.push({ tool: "refund", input, externalKey: toolStep(options).externalKey });
+      return { refunded: input.orderId };
+    },
+  }),
+  note: txTool({
+    description: "Writes a note about an order",
+    inputSchema: z.object({ orderId: z.string() }),
+    execute: async (input, { tx, experimental_context }) => {
+      await sql`insert into agent_notes (order_id, external_key) values (${input.orderId}, ${experimental_context.externalKey})`.execute(
+        tx,
+      );
+      return { noted: input.orderId };
+    },
+  }),
+};
+
+const agentRun = defineWorkflow({
+  name: "agent-run",
+  input: z.object({ prompt: z.string(), stream: z.boolean().default(false) }),
+  async run(ctx, input) {
+    const result = await ctx.step.ai.agent("support", {
+      model: model(),
+      system: "You help with orders.",
+      prompt: input.prompt,
+      tools,
+      stream: input.stream,
+    });
+    await ctx.step.run("final", () => {
+      if (failAtEnd.has(ctx.runId)) throw new FatalStepError("the last step fails on purpose");
+      return "done";
+    });
+    return result;
+  },
+});
+
+describe("ctx.step.ai.agent", () => {
+  let durable: Durable;
+  let db: Kysely<any>;
+
+  beforeAll(async () => {
+    server = await startMockModelServer();
+    db = await connect("memory://");
+    durable = createDurable({
+      db,
+      workflows: [agentRun],
+      secrets: { durable: "test-secret" },
+      defaults: { lease: "5s", inProcessWait: "1s" },
+      log: () => {},
+    });
+    await durable.migrate();
+    await sql`create table agent_notes (order_id text, external_key text)`.execute(db);
+  });
+  afterAll(async () => {
+    await durable?.close();
+    await server?.close();
+  });
+  beforeEach(async () => {
+    await resetDurableTables(db);
+    await sql`delete from agent_notes`.execute(db);
+    server.reset();
+    executed.length = 0;
+    failAtEnd.clear();
+  });
+
+  it("runs 3 turns and 4 tool calls as steps, and a replay requests nothing and runs no tool", async () => {
+    const prompt = "order 1042: use weather, lookupOrder, stock and note";
+    const { id } = await durable.start(agentRun, { prompt }, { id: "four-tools" });
+    failAtEnd.add(id);
+    expect(await durable.advance(id)).toBe("failed");
+    expect(server.requests()).toEqual({ "/v1/chat/completions": 3 });
+    expect(executed.map((e) => e.tool)).toEqual(["weather", "lookupOrder", "stock"]);
+    expect((await sql<{ n: number }>`select count(*)::int as n from agent_notes`.execute(db)).rows[0]!.n).toBe(1);
+
+    const status = (await durable.status(id))!;
+    const ids = status.steps.map((s) => s.id);
+    expect(ids.filter((s) => s.startsWith("support/turn-"))).toEqual([
+      "support/turn-1",
+      "support/turn-2",
+      "support/turn-3",
+    ]);
+    const toolSteps = status.steps.filter((s) => s.id.startsWith("support/tool-"));
+    expect(toolSteps.map((s) => [s.id, s.kind])).toEqual([
+      ["support/tool-call_1_weather", "run"],
+      ["support/tool-call_2_lookupOrder", "run"],
+      ["support/tool-call_3_stock", "run"],
+      ["support/tool-call_4_note", "tx"],
+    ]);
+    // Each tool got its step's external key.
+    expect(executed.map((e) => e.externalKey)).toEqual(toolSteps.slice(0, 3).map((s) => s.externalKey));
+    expect(executed[1]!.input).toEqual({ orderId: "1042" });
+
+    // The retry replays the agent from its receipts: no model request, no tool run, no second note.
+    failAtEnd.delete(id);
+    await durable.retry(id);
+    expect(await durable.advance(id)).toBe("completed");
+    expect(server.requests()).toEqual({ "/v1/chat/completions": 3 });
+    expect(executed).toHaveLength(3);
+    expect((await sql<{ n: number }>`select count(*)::int as n from agent_notes`.execute(db)).rows[0]!.n).toBe(1);
+
+    const output = (await durable.status(id))!.output as any;
+    expect(output.steps.map((s: any) => s.toolCalls.length)).toEqual([2, 2, 0]);
+    expect(output.finishReason).toBe("stop");
+    expect(output.text).toContain("lookupOrder answered");
+    expect(output.text).toContain('{"order":"1042","status":"shipped"}');
+    expect(output.text).toContain('note answered {"noted":"1042"}');
+    // Usage summed over the turns, each turn's shown.
+    const turnUsage = output.steps.map((s: any) => s.usage.totalTokens);
+    expect(turnUsage.every((n: unknown) => typeof n === "number" && n > 0)).toBe(true);
+    expect(output.usage.totalTokens).toBe(turnUsage.reduce((a: number, b: number) => a + b, 0));
+    // The messages it added: assistant, tool, assistant, tool, assistant.
+    expect(output.messages.map((m: any) => m.role)).toEqual(["assistant", "tool", "assistant", "tool", "assistant"]);
+  });
+
+  it("parks a call that needs approval with nothing running, and runs it once approved", async () => {
+    const { id } = await durable.start(agentRun, { prompt: "please refund order 77" });
+    expect(await durable.advance(id)).toBe("waiting");
+    const parked = (await durable.status(id))!;
+    expect(parked.status).toBe("waiting");
+    expect(executed).toEqual([]);
+    expect(parked.steps.find((s) => s.id === "support/turn-1")).toMatchObject({ kind: "ai", status: "completed" });
+    expect(parked.steps.at(-1)).toMatchObject({ id: "support/turn-1/approval-1", kind: "signal", status: "waiting" });
+    const pending = [
+      {
+        agentId: "support",
+        turnId: "support/turn-1",
+        toolCallId: "call_1_refund",
+        toolName: "refund",
+        input: { orderId: "77" },
+      },
+    ];
+    expect(await durable.toolApprovals(id)).toEqual(pending);
+
+    // A delivery for another call is passed over; the one for this call runs the tool.
+    await durable.signal({ runId: id, name: TOOL_APPROVAL_SIGNAL, payload: { toolCallId: "nope", approved: true } });
+    expect(await durable.advance(id)).toBe("waiting");
+    expect(executed).toEqual([]);
+    expect(await durable.toolApprovals(id)).toEqual(pending);
+    await durable.signal({
+      runId: id,
+      name: TOOL_APPROVAL_SIGNAL,
+      payload: { toolCallId: "call_1_refund", approved: true },
+    });
+    expect(await durable.advance(id)).toBe("completed");
+    expect(executed.map((e) => e.tool)).toEqual(["refund"]);
+    expect(server.requests()).toEqual({ "/v1/chat/completions": 2 });
+    expect(await durable.toolApprovals(id)).toEqual([]);
+    const output = (await durable.status(id))!.output as any;
+    expect(output.text).toContain('refund answered {"refunded":"77"}');
+  });
+
+  it("answers a denied call to the model as denied, and runs nothing", async () => {
+    const { id } = await durable.start(agentRun, { prompt: "refund order 78" });
+    expect(await durable.advance(id)).toBe("waiting");
+    await durable.signal({
+      runId: id,
+      name: TOOL_APPROVAL_SIGNAL,
+      payload: { toolCallId: "call_1_refund", approved: false, reason: "not eligible" },
+    });
+    expect(await durable.advance(id)).toBe("completed");
+    expect(executed).toEqual([]);
+    const status = (await durable.status(id))!;
+    const output = status.output as any;
+    expect(output.steps[0].toolResults).toEqual([
+      { toolCallId: "call_1_refund", toolName: "refund", denied: true, reason: "not eligible" },
+    ]);
+    // The mock repeats what the tool message said: the model was told it was denied, and why.
+    expect(output.text).toContain("refund answered not eligible");
+  });
+
+  it("refuses an approval payload the agent could not read, and changes nothing", async () => {
+    const { id } = await durable.start(agentRun, { prompt: "refund order 79" });
+    expect(await durable.advance(id)).toBe("waiting");
+    await expect(
+      durable.signal({ runId: id, name: TOOL_APPROVAL_SIGNAL, payload: { toolCallId: "call_1_refund" } }),
+    ).rejects.toThrow(/payload of signal "tool-approval" is invalid/);
+    expect((await durable.status(id))!.status).toBe("waiting");
+    expect(await durable.toolApprovals(id)).toHaveLength(1);
+  });
+
+  it("writes each turn's UI message chunks to the run's stream, tool outputs from the tool steps", async () => {
+    const { id } = await durable.start(agentRun, { prompt: "order 5: weather and lookupOrder", stream: true });
+    expect(await durable.advance(id)).toBe("completed");
+    const chunks = (await durable.readStream(id, { limit: 1000 }))!.chunks;
+    expect(chunks.every((c) => !c.broken)).toBe(true);
+    const types = chunks.map((c) => (c.data as any).type);
+    expect(types).not.toContain("start");
+    expect(types).not.toContain("finish");
+    expect(types.filter((t) => t === "start-step")).toHaveLength(2);
+    expect(types.filter((t) => t === "finish-step")).toHaveLength(2);
+    expect(chunks.filter((c) => (c.data as any).type === "tool-input-available").map((c) => c.stepId)).toEqual([
+      "support/turn-1",
+      "support/turn-1",
+    ]);
+    const outputs = chunks.filter((c) => (c.data as any).type === "tool-output-available");
+    expect(outputs.map((c) => [c.stepId, (c.data as any).output])).toEqual([
+      ["support/tool-call_1_weather", "sunny"],
+      ["support/tool-call_2_lookupOrder", { order: "5", status: "shipped" }],
+    ]);
+    const text = chunks
+      .filter((c) => (c.data as any).type === "text-delta")
+      .map((c) => (c.data as any).delta)
+      .join("");
+    expect(text).toBe(((await durable.status(id))!.output as any).text);
+    // Text part ids carry their turn.
+    expect(chunks.filter((c) => (c.data as any).type === "text-start").map((c) => (c.data as any).id)).toEqual([
+      expect.stringMatching(/^2-/),
+    ]);
+  });
+});
