@@ -2,3 +2,10 @@
 export { createDurableRoutes } from "./http/routes/create-durable-routes";
 export { type DurableRoutes, type DurableRoutesOptions, MAX_BODY_BYTES } from "./http/routes/types";
 export { type DevCronOptions, startDevCron } from "./http/dev-cron";
+export { createChatRoutes } from "./http/routes/chat";
+export type {
+  ChatAuthorize,
+  ChatContext,
+  ChatRoutes,
+  ChatRoutesOptions,
+} from "./http/routes/chat-types";

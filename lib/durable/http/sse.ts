@@ -12,7 +12,7 @@ export const SSE_HEADERS = {
   "x-accel-buffering": "no",
 };
 
-type StreamRead = NonNullable<Awaited<ReturnType<Durable["readStream"]>>>;
+export type StreamRead = NonNullable<Awaited<ReturnType<Durable["readStream"]>>>;
 type Chunk = StreamRead["chunks"][number];
 
 const TERMINAL: ReadonlySet<string> = new Set(terminalStatuses);
@@ -48,7 +48,26 @@ export interface RunEventStreamOptions {
   /** The request's signal: a client that went away stops the polling. */
   signal?: AbortSignal;
   log: (message: string) => void;
+  /**
+   * Another event format over the same polling (the chat's UI message stream, ./chat-stream.ts):
+   * the text that opens the response, each chunk's event ("" skips it), and, given a complete
+   * read, the text that ends the response, or null to go on polling. Default: this file's
+   * `chunk` and `end` events, ending when the run is terminal.
+   */
+  format?: EventFormat;
 }
+
+export interface EventFormat {
+  open: string;
+  chunk: (chunk: Chunk) => string;
+  end: (read: StreamRead) => string | null | Promise<string | null>;
+}
+
+const RUN_EVENTS: EventFormat = {
+  open: ": open\n\n",
+  chunk: chunkEvent,
+  end: (read) => (TERMINAL.has(read.status) ? endEvent(read.status) : null),
+};
 
 /**
  * The body of `GET /api/durable/runs/{id}/stream`. Pull-driven: it reads the table only when the
@@ -56,10 +75,11 @@ export interface RunEventStreamOptions {
  */
 export function runEventStream(options: RunEventStreamOptions): ReadableStream<Uint8Array> {
   const pump = new RunEventPump(options);
+  const format = options.format ?? RUN_EVENTS;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       // Something at once, so the headers go out even when no chunk comes for a while.
-      controller.enqueue(encoder.encode(": open\n\n"));
+      controller.enqueue(encoder.encode(format.open));
     },
     pull: (controller) => pump.pull(controller),
     cancel: () => pump.cancel(),
@@ -69,6 +89,7 @@ export function runEventStream(options: RunEventStreamOptions): ReadableStream<U
 /** The polling behind one event stream: where it is, when it last sent, and whether it stopped. */
 class RunEventPump {
   private last: number;
+  private readonly format: EventFormat;
   private pending: StreamRead | null;
   private lastSentAt = Date.now();
   private stopped = false;
@@ -80,6 +101,7 @@ class RunEventPump {
 
   constructor(private readonly options: RunEventStreamOptions) {
     this.last = options.after;
+    this.format = options.format ?? RUN_EVENTS;
     this.pending = options.first;
     const { signal } = options;
     if (signal?.aborted) this.stopped = true;
@@ -94,8 +116,12 @@ class RunEventPump {
       // it the response ends without `end`, and the reader comes back with its Last-Event-ID.
       if (this.stopped || (this.pending === null && Date.now() >= stopAt)) return this.finish(controller);
       let answer: StreamRead | null;
+      let end: string | null = null;
       try {
         answer = this.pending ?? (await read(this.last));
+        // Status and chunks come from one statement, so a terminal status with a short read means
+        // every chunk is out: only the owner appends, and a terminal run has none.
+        if (answer && answer.chunks.length < batch) end = await this.format.end(answer);
       } catch (e) {
         log(`reading the stream of a run failed: ${(e as Error)?.stack ?? e}`);
         return this.finish(controller); // the reader reconnects and resumes
@@ -106,13 +132,10 @@ class RunEventPump {
 
       let text = "";
       for (const chunk of answer.chunks) {
-        text += chunkEvent(chunk);
+        text += this.format.chunk(chunk);
         this.last = chunk.seq;
       }
-      // Status and chunks come from one statement, so a terminal status with a short read means
-      // every chunk is out: only the owner appends, and a terminal run has none.
-      const complete = answer.chunks.length < batch;
-      if (complete && TERMINAL.has(answer.status)) return this.finish(controller, text + endEvent(answer.status));
+      if (end !== null) return this.finish(controller, text + end);
       if (text) {
         controller.enqueue(encoder.encode(text));
         this.lastSentAt = Date.now();

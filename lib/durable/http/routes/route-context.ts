@@ -76,8 +76,13 @@ export class HttpRefusal extends Error {
   }
 }
 
+/** Any route's handler: the request, and what Next.js passes a dynamic segment (the chat routes'). */
+type AnyRouteHandler = (request: Request, context: never) => Promise<Response>;
+
 /** The given methods; every other one answers 405 with the error body and an `allow` header. */
-export function allowOnly<H extends Handler | RunHandler | CallbackHandler>(handlers: Partial<Methods<H>>): Methods<H> {
+export function allowOnly<H extends Handler | RunHandler | CallbackHandler | AnyRouteHandler>(
+  handlers: Partial<Methods<H>>,
+): Methods<H> {
   const allowed = Object.keys(handlers);
   const message = `this route answers ${allowed.join(" and ")} only`;
   // Every handler reads the request's headers before it answers, this one too: reading them is what
