@@ -52,6 +52,14 @@ const tools = {
       return { units: 7 };
     },
   }),
+  broken: tool({
+    description: "Always fails",
+    inputSchema: z.object({ orderId: z.string() }),
+    execute: async () => {
+      executed.push({ tool: "broken", input: null, externalKey: "" });
+      throw new Error("the broken tool failed");
+    },
+  }),
   refund: tool({
     description: "Refunds an order",
     inputSchema: z.object({ orderId: z.string() }),
@@ -65,9 +73,8 @@ const tools = {
     description: "Writes a note about an order",
     inputSchema: z.object({ orderId: z.string() }),
     execute: async (input, { tx, experimental_context }) => {
-      await sql`insert into agent_notes (order_id, external_key) values (${input.orderId}, ${experimental_context.externalKey})`.execute(
-        tx,
-      );
+      const key = experimental_context.externalKey;
+      await sql`insert into agent_notes (order_id, external_key) values (${input.orderId}, ${key})`.execute(tx);
       return { noted: input.orderId };
     },
   }),
@@ -75,7 +82,7 @@ const tools = {
 
 const agentRun = defineWorkflow({
   name: "agent-run",
-  input: z.object({ prompt: z.string(), stream: z.boolean().default(false) }),
+  input: z.object({ prompt: z.string(), stream: z.boolean().default(false), maxSteps: z.number().optional() }),
   async run(ctx, input) {
     const result = await ctx.step.ai.agent("support", {
       model: model(),
@@ -83,6 +90,8 @@ const agentRun = defineWorkflow({
       prompt: input.prompt,
       tools,
       stream: input.stream,
+      maxSteps: input.maxSteps,
+      toolOptions: { retries: 1, retryDelay: 0 },
     });
     await ctx.step.run("final", () => {
       if (failAtEnd.has(ctx.runId)) throw new FatalStepError("the last step fails on purpose");
@@ -128,7 +137,8 @@ describe("ctx.step.ai.agent", () => {
     expect(await durable.advance(id)).toBe("failed");
     expect(server.requests()).toEqual({ "/v1/chat/completions": 3 });
     expect(executed.map((e) => e.tool)).toEqual(["weather", "lookupOrder", "stock"]);
-    expect((await sql<{ n: number }>`select count(*)::int as n from agent_notes`.execute(db)).rows[0]!.n).toBe(1);
+    const notes = await sql<{ external_key: string }>`select external_key from agent_notes`.execute(db);
+    expect(notes.rows).toHaveLength(1);
 
     const status = (await durable.status(id))!;
     const ids = status.steps.map((s) => s.id);
@@ -144,8 +154,9 @@ describe("ctx.step.ai.agent", () => {
       ["support/tool-call_3_stock", "run"],
       ["support/tool-call_4_note", "tx"],
     ]);
-    // Each tool got its step's external key.
+    // Each tool got its step's external key, the txTool too.
     expect(executed.map((e) => e.externalKey)).toEqual(toolSteps.slice(0, 3).map((s) => s.externalKey));
+    expect(notes.rows[0]!.external_key).toBe(toolSteps[3]!.externalKey);
     expect(executed[1]!.input).toEqual({ orderId: "1042" });
 
     // The retry replays the agent from its receipts: no model request, no tool run, no second note.
@@ -264,5 +275,26 @@ describe("ctx.step.ai.agent", () => {
     expect(chunks.filter((c) => (c.data as any).type === "text-start").map((c) => (c.data as any).id)).toEqual([
       expect.stringMatching(/^2-/),
     ]);
+  });
+
+  it("stops at maxSteps with the last turn's calls answered", async () => {
+    const { id } = await durable.start(agentRun, { prompt: "order 3: weather, stock and lookupOrder", maxSteps: 1 });
+    expect(await durable.advance(id)).toBe("completed");
+    const output = (await durable.status(id))!.output as any;
+    expect(output.steps).toHaveLength(1);
+    expect(output.finishReason).toBe("tool-calls");
+    expect(output.steps[0].toolResults.map((r: any) => r.toolName)).toEqual(["weather", "stock"]);
+    expect(server.requests()).toEqual({ "/v1/chat/completions": 1 });
+  });
+
+  it("retries a failing tool within its retries, then tells the model the error", async () => {
+    const { id } = await durable.start(agentRun, { prompt: "order 4: broken" });
+    expect(await durable.advance(id)).toBe("completed");
+    expect(executed.map((e) => e.tool)).toEqual(["broken", "broken"]);
+    const output = (await durable.status(id))!.output as any;
+    expect(output.steps[0].toolResults).toEqual([
+      { toolCallId: "call_1_broken", toolName: "broken", error: "the broken tool failed" },
+    ]);
+    expect(output.text).toContain("broken answered the broken tool failed");
   });
 });
