@@ -1,6 +1,7 @@
 import { createAppDurable } from "@/lib/durable";
-import { createDurableRoutes } from "@/lib/durable/next";
+import { createChatRoutes, createDurableRoutes } from "@/lib/durable/next";
 import { ensureAppSchema } from "@/db/app-schema";
+import { authorizeChat } from "./chat/session";
 import { attachProviderDb } from "./mock-providers/db";
 import { approval } from "./workflows/approval";
 import { checkout } from "./workflows/checkout";
@@ -13,6 +14,7 @@ import { outboxDelivery } from "./workflows/outbox-delivery";
 import { planApproval } from "./workflows/plan-approval";
 import { reportExport } from "./workflows/report-export";
 import { research } from "./workflows/research";
+import { supportChat } from "./workflows/support-chat";
 
 /** The workflows this app runs: register a new one here and every route knows it. */
 export const workflows = [
@@ -27,6 +29,7 @@ export const workflows = [
   order,
   orderPayment,
   orderShipping,
+  supportChat,
 ];
 
 /** The app's durable instance (one database handle per process; see createAppDurable). */
@@ -41,3 +44,13 @@ export const getDurable = createAppDurable({
 
 /** The handlers mounted by app/api/durable/**; maxDuration matches what the route files export. */
 export const routes = createDurableRoutes(getDurable, { maxDuration: 60 });
+
+/**
+ * The support chat's routes (app/api/chat/**, docs/guide/chat.md): each turn a run of supportChat;
+ * a request may read or write a chat when it carries the session cookie that made it (app/chat/session.ts).
+ */
+export const chatRoutes = createChatRoutes(getDurable, {
+  workflow: supportChat,
+  authorize: authorizeChat,
+  maxDuration: 60,
+});

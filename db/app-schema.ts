@@ -90,6 +90,22 @@ create table if not exists demo_orders (
   updated_at timestamptz not null default now()
 );
 
+-- The support chat's shop (app/workflows/support-chat.ts): a few orders to look up and refund,
+-- and the refunds, one per order (its primary key), written by the refund tool's tx step.
+insert into demo_orders (id, run_id, sku, quantity, amount_cents, status) values
+  ('1042', 'seed', 'mug', 2, 2400, 'shipped'),
+  ('1043', 'seed', 'tee', 1, 2500, 'delivered'),
+  ('1044', 'seed', 'poster', 1, 1800, 'processing')
+on conflict (id) do nothing;
+
+create table if not exists demo_refunds (
+  order_id text primary key references demo_orders (id),
+  amount_cents integer not null,
+  run_id text not null,
+  tool_call_key text not null,
+  created_at timestamptz not null default now()
+);
+
 create table if not exists demo_outbox (
   run_id text not null,
   message_key text not null,

@@ -119,4 +119,5 @@ export const workflowTitles: Record<string, string> = {
   approval: "Approval (minimal sample)",
   "order-payment": "Order payment (child of an order)",
   "order-shipping": "Order shipping (child of an order)",
+  "support-chat": "Support chat (one turn of a chat)",
 };

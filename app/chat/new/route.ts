@@ -1,0 +1,24 @@
+import { type NextRequest, NextResponse } from "next/server";
+import { isSession, newChatId, newSession, SESSION_COOKIE } from "../session";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * `GET /chat/new`: a new chat of this browser's session (made here when it has none: only a route
+ * handler or an action may set a cookie), then the chat's page.
+ */
+export function GET(request: NextRequest) {
+  const existing = request.cookies.get(SESSION_COOKIE)?.value;
+  const session = isSession(existing) ? existing : newSession();
+  const response = NextResponse.redirect(new URL(`/chat?id=${newChatId(session)}`, request.url), 303);
+  if (session !== existing) {
+    response.cookies.set(SESSION_COOKIE, session, {
+      httpOnly: true,
+      sameSite: "lax",
+      path: "/",
+      secure: request.nextUrl.protocol === "https:",
+      maxAge: 60 * 60 * 24 * 30,
+    });
+  }
+  return response;
+}
