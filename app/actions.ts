@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
 import { after } from "next/server";
-import { DurableError, InvalidInputError, RunStateConflictError } from "@/lib/durable";
+import { DurableError, InvalidInputError, RunStateConflictError, TOOL_APPROVAL_SIGNAL } from "@/lib/durable";
 import { assertDashboardEnabled } from "./components/dashboard-access";
 import { getDurable } from "./durable";
 import { settle, type DeliveryOutcome } from "./mock-providers/payments";
@@ -107,6 +107,31 @@ export const decideOutline = answer("outline", "answer to the outline", {
   rejected: "Rejected: no answer is written.",
   repeat: "An answer to the outline had already been delivered; this one changed nothing.",
 });
+
+/**
+ * The answer to an agent's tool call that waits for approval (the run page's approvals panel):
+ * signal `tool-approval` with `{ toolCallId, approved }`, once per call (its delivery id).
+ */
+export async function answerToolCall(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
+  return attempt("answering the tool call", async () => {
+    const id = runIdOf(form);
+    const toolCallId = form.get("toolCallId");
+    if (typeof toolCallId !== "string" || toolCallId.length === 0 || toolCallId.length > 255) {
+      throw new InvalidInputError("not a tool call id");
+    }
+    const approved = form.get("approved") === "true";
+    const durable = await getDurable();
+    const result = await durable.signal({
+      runId: id,
+      name: TOOL_APPROVAL_SIGNAL,
+      payload: approved ? { toolCallId, approved } : { toolCallId, approved, reason: "denied from the dashboard" },
+      id: `dashboard-approval-${toolCallId}`,
+    });
+    await advanceSoon(id);
+    if (!result.signalled) return "This call had been answered already; this answer changed nothing.";
+    return approved ? "Approved: the tool runs now." : "Denied: the model is told so.";
+  });
+}
 
 /** The mock payment provider settles the run's charge and sends `payment.settled` (twice, as providers do). */
 export async function settlePayment(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {

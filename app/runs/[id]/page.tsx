@@ -3,6 +3,7 @@ import { notFound } from "next/navigation";
 import { DashboardOff, dashboardEnabled } from "@/app/components/dashboard-access";
 import { TIMELINE_EVENT_LIMIT, toTimelineEvents } from "@/app/components/run-timeline";
 import { RunView } from "@/app/components/run-view";
+import { ToolApprovals } from "@/app/components/tool-approvals";
 import { readComposition } from "./composition";
 import { getDurable } from "@/app/durable";
 import { demos, workflowTitles } from "@/app/workflows/catalog";
@@ -39,6 +40,8 @@ export default async function RunPage({ params }: Props) {
   const token = durable.statusToken(id);
   // Parent, children and callback URLs: read here, as the admin; the URLs never enter RunStatus.
   const { family, callbacks } = await readComposition(durable, run);
+  // An agent's calls that wait for a person (signal tool-approval), with Approve and Deny.
+  const approvals = run.status === "waiting" ? await durable.toolApprovals(id) : [];
   return (
     <RunView
       initial={run}
@@ -47,7 +50,12 @@ export default async function RunPage({ params }: Props) {
       title={workflowTitles[run.workflow] ?? run.workflow}
       demo={demos.find((d) => d.workflow === run.workflow) ?? null}
       details={<DemoDetails runId={run.id} workflow={run.workflow} />}
-      live={<DemoLive run={run} token={token} />}
+      live={
+        <>
+          <DemoLive run={run} token={token} />
+          <ToolApprovals runId={run.id} approvals={approvals} />
+        </>
+      }
       events={events}
       family={family}
       callbacks={callbacks}
