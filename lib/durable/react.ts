@@ -16,3 +16,4 @@ export {
 } from "./react/types";
 export { useDurableRun } from "./react/use-durable-run";
 export { useDurableStream } from "./react/use-durable-stream";
+export { DurableChatTransport, type DurableChatTransportOptions } from "./react/durable-chat-transport";

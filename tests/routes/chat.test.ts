@@ -127,6 +127,8 @@ async function tables(): Promise<string> {
   );
   return rows[0]!.t;
 }
+/** The turn's run id, from the stream's `start`. */
+const messageIdOf = (events: UiEvent[]) => (events[0]!.data as unknown as { messageId: string }).messageId;
 const seqs = (events: UiEvent[]) => events.filter((e) => e.id !== undefined).map((e) => Number(e.id));
 
 describe("POST /api/chat", () => {
@@ -174,7 +176,7 @@ describe("POST /api/chat", () => {
     const { events } = await readUiEvents(await post(body));
     expect(textOf(events)).toBe("two ");
     const turn = await readActiveChatTurn(durable, "ann-3");
-    expect(turn!.runId).toBe((events[0]!.data as { messageId: string }).messageId);
+    expect(turn!.runId).toBe(messageIdOf(events));
     expect(turn!.runId).not.toBe(chatTurnId(chatTurnInput.parse({ chatId: "ann-3", messages: [user("m1", "")] })));
   });
 
@@ -230,7 +232,7 @@ describe("POST /api/chat", () => {
   it("a turn parked on a signal answers finish, and its resume continues once the signal came", async () => {
     const { events } = await readUiEvents(await post(turnBody("ann-7", "m1", "park a b")));
     expect(typesOf(events)).toEqual(["start", "text-start", "finish", "[DONE]"]);
-    const runId = (events[0]!.data as { messageId: string }).messageId;
+    const runId = messageIdOf(events);
     await durable.signal({ runId, name: "go", payload: {} });
     const resumed = await readUiEvents(await resume("ann-7"));
     expect(typesOf(resumed.events).slice(0, 2)).toEqual(["start", "text-start"]);
@@ -303,7 +305,7 @@ describe("DELETE /api/chat/{chatId}/stream", () => {
   it("cancels a turn mid-stream; the run ends cancelled with its chunks kept", async () => {
     const response = await post(turnBody("ann-11", "m1", "hang partial answer"));
     const { events } = await readUiEvents(response, (e) => textOf(e) === "partial answer ");
-    const runId = (events[0]!.data as { messageId: string }).messageId;
+    const runId = messageIdOf(events);
     const stopped = await stop("ann-11");
     expect(stopped.status).toBe(200);
     expect(await stopped.json()).toEqual({ cancelled: true });
@@ -349,7 +351,7 @@ describe("loadChat", () => {
     const live = await readUiEvents(await post(body), (e) => textOf(e) === "second ");
     expect(await loadChat(durable, "ann-12")).toEqual(body.messages);
     allowance.delete("ann-12");
-    const runId = (live.events[0]!.data as { messageId: string }).messageId;
+    const runId = messageIdOf(live.events);
     await until(async () => (await durable.status(runId))!.status === "completed");
     const after = await loadChat(durable, "ann-12");
     expect(after).toHaveLength(4);
