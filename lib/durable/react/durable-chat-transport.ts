@@ -69,7 +69,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 export class DurableChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implements ChatTransport<UI_MESSAGE> {
   readonly resumeStreamIsReplay = true;
   private readonly api: string;
-  /** Per chat, how many reads began: an abort followed at once by another read of the chat is a handover, not a stop. */
+  /** Per chat, how many reads began: an abort followed at once by another read is a handover, not a stop. */
   private readonly generations = new Map<string, number>();
 
   constructor(private readonly options: DurableChatTransportOptions = {}) {
