@@ -48,6 +48,9 @@ function mergeHeaders(...sources: (HeadersInput | undefined)[]): Headers {
   return headers;
 }
 
+/** A response that stayed open this long was a working connection, events or not. */
+const HEALTHY_MS = 2000;
+
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((done) => {
     const timer = setTimeout(done, ms);
@@ -183,11 +186,13 @@ export class DurableChatTransport<UI_MESSAGE extends UIMessage = UIMessage> impl
               reading.finished = true; // the turn is gone: nothing more will come
               return this.close(reading, controller);
             }
+            const since = Date.now();
             const got = await this.pump(reading, body, controller);
             body = null;
             if (reading.finished) return this.close(reading, controller);
-            if (got > 0)
-              failures = 0; // the connection was healthy: reconnect at once
+            // Healthy (it brought events, or lasted: a quiet turn's response cut at the budget):
+            // reconnect at once. Only quick empty ones count as failures.
+            if (got > 0 || Date.now() - since >= HEALTHY_MS) failures = 0;
             else if (++failures > attempts) throw new Error("the chat stream broke off and could not be resumed");
             else await sleep(Math.min(5000, baseDelay * 2 ** (failures - 1)), reading.signal);
           } catch (e) {
