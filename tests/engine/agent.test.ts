@@ -55,7 +55,7 @@ const tools = {
   broken: tool({
     description: "Always fails",
     inputSchema: z.object({ orderId: z.string() }),
-    execute: async () => {
+    execute: async (): Promise<string> => {
       executed.push({ tool: "broken", input: null, externalKey: "" });
       throw new Error("the broken tool failed");
     },
