@@ -5,6 +5,8 @@ export { type Duration, toMs } from "./duration";
 export { type AppDurableOptions, createAppDurable } from "./engine/app-durable";
 export {
   type AdvanceOutcome,
+  type BulkOptions,
+  type BulkResult,
   type CallbackResult,
   type CancelOptions,
   type CompactReport,
@@ -12,12 +14,14 @@ export {
   type Durable,
   type DurableDefaults,
   type DurableOptions,
+  type ForkOptions,
   type ListOptions,
   type ListPage,
   type RetentionOptions,
   type PendingToolApproval,
   type RunCallback,
   type RunEvent,
+  type RunFilterOptions,
   type ScheduleInfo,
   type SignalInput,
   type SignalResult,

@@ -78,6 +78,12 @@ export const runStatusSchema = z.object({
   parentId: z.string().nullable().optional(),
   /** Past it the run fails with `deadline_exceeded` (ISO 8601; null: none; always present in answers). */
   deadlineAt: z.string().nullable().optional(),
+  /** `start(..., { tags })` (always present in answers). */
+  tags: z.array(z.string()).optional(),
+  /** What `ctx.setMetadata` merged in (always present in answers). */
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** A fork's source run and the step it was forked from (null: not a fork; always present in answers). */
+  forkedFrom: z.object({ runId: z.string(), stepId: z.string() }).nullable().optional(),
   steps: z.array(stepStatusSchema),
 });
 /** A run's status; `TOutput` types `output` when the call named the workflow (`status(id, { workflow })`). */

@@ -129,6 +129,14 @@ export interface WorkflowContext<TInput = unknown, TSignals extends SignalSchema
    * while it executes: its chunks carry the step's id and attempt (docs/model.md, "Run streams").
    */
   stream(stepId: string): StreamWriter;
+  /**
+   * Merges `patch` (a JSON object: its keys replace the run's) into the run's metadata, which
+   * `status()` and `list()` show and `list({ metadata })` finds. Written with the run's next
+   * receipt, suspension or end, under the fence; 4 KiB of JSON in all (docs/guide/runs.md,
+   * "Tags and metadata").
+   * @throws InvalidInputError when it is not a JSON object or the merged metadata is over 4 KiB
+   */
+  setMetadata(patch: Record<string, unknown>): void;
   log: (...args: unknown[]) => void;
   /** @internal type carrier for signal payloads */
   readonly signals?: { [K in keyof TSignals]: z.output<TSignals[K]> };

@@ -97,6 +97,7 @@ async function advance(
     step: createStepApi(exec, recorder),
     abortSignal: exec.abort.signal,
     stream: (stepId) => exec.streams.writer(stepId),
+    setMetadata: (patch) => exec.metadata.set(patch),
     log,
   };
   const body: Promise<BodyEnd> = Promise.resolve()
@@ -185,13 +186,14 @@ function finish(
     if (!recorder.holding) await recorder.flush(); // a flush already under way lands first
     const last = recorder.takeHeld();
     const next = chain?.request() ?? null;
+    const metadata = exec.metadata.take();
     let result: FinishResult;
     if (next) {
-      const answer = await finishRunAndClaim(exec.db, exec.runId, exec.fence, end, warnings, last, next);
+      const answer = await finishRunAndClaim(exec.db, exec.runId, exec.fence, end, warnings, last, next, metadata);
       result = answer.finished;
       chain!.claimed = answer.next;
     } else {
-      result = await finishRun(exec.db, exec.runId, exec.fence, end, warnings, last);
+      result = await finishRun(exec.db, exec.runId, exec.fence, end, warnings, last, metadata);
     }
     if (result === "finished") return outcome;
     if (result === "lost") return "lost";
@@ -235,7 +237,7 @@ async function applyStop(
   const { waits, waitingFor } = stop as Extract<Stop, { kind: "suspend" }>;
   return write(exec, async () => {
     await failpoint("suspend.before");
-    if (!(await suspendRun(exec.db, exec.runId, exec.fence, waits, waitingFor))) return "lost";
+    if (!(await suspendRun(exec.db, exec.runId, exec.fence, waits, waitingFor, exec.metadata.take()))) return "lost";
     await failpoint("suspend.after");
     if (chain) chain.started = waits.flatMap((wait) => (wait.start ? [wait.start.id] : []));
     spanEvent(span, TRACE_EVENTS.suspension, () => ({

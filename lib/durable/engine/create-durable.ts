@@ -9,6 +9,7 @@
 //   tool-approvals.ts     toolApprovals(): an agent's calls waiting for approval, for a page
 //   signal.ts             signal()
 //   control.ts            cancel(), retry(), compact()
+//   operations.ts         cancelMany(), retryMany(), fork()
 //   reads.ts              status(), inspect(), list(), events(), readStream(), countDue(), schedules()
 //   tick.ts               tick(): schedules, claim loops, retention
 //   work.ts → worker.ts   work(): worker mode
@@ -25,6 +26,7 @@ import { listToolApprovals } from "./tool-approvals";
 import { cancelById, compactNow, retryById } from "./control";
 import type { CancelOptions, Durable, DurableOptions, SignalInput } from "./durable-api";
 import { advanceClock, closeInstance, resolveInstance } from "./instance";
+import { cancelManyRuns, forkRunFrom, retryManyRuns } from "./operations";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
 import { sendSignal } from "./signal";
 import { startManyRuns, startRun, statusTokenOf } from "./start";
@@ -32,6 +34,10 @@ import { tickOnce } from "./tick";
 import { workUntilStopped } from "./work";
 
 export type {
+  BulkOptions,
+  BulkResult,
+  ForkOptions,
+  RunFilterOptions,
   CallbackResult,
   CancelOptions,
   Durable,
@@ -82,6 +88,9 @@ export function createDurable(options: DurableOptions): Durable {
       readStatus(instance, id, statusOptions)) as Durable["status"],
     inspect: (id) => inspectRun(instance, id),
     list: (listOptions) => listRunPage(instance, listOptions),
+    cancelMany: (filter, bulkOptions) => cancelManyRuns(instance, filter, bulkOptions),
+    retryMany: (filter) => retryManyRuns(instance, filter),
+    fork: (id, forkOptions) => forkRunFrom(instance, id, forkOptions),
     readStream: (id, streamOptions) => readRunStream(instance, id, streamOptions),
     events: (runId, eventOptions) => listEvents(instance, runId, eventOptions),
     countDue: (countOptions) => countDue(instance, countOptions),

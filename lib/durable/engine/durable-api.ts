@@ -79,6 +79,8 @@ export interface StartOptions {
   deadline?: Duration;
   /** Not claimed for the first time within it, the run fails with code `expired`. */
   ttl?: Duration;
+  /** Up to 10 tags of 1–64 characters, for `list({ tag })` (docs/guide/runs.md, "Tags and metadata"). */
+  tags?: readonly string[];
 }
 
 /** What `cancel(id, options)` takes: a reason, and whether its children are cancelled too. */
@@ -166,11 +168,52 @@ export interface SignalResult {
   alreadyDelivered: boolean;
 }
 
-export interface ListOptions {
-  status?: RunStatusValue;
+/**
+ * Which runs `list`, `cancelMany` and `retryMany` are about; every field narrows
+ * (docs/guide/runs.md, "Finding runs").
+ */
+export interface RunFilterOptions {
+  /** One status, or any of several. */
+  status?: RunStatusValue | readonly RunStatusValue[];
   workflow?: string;
+  /** The workflow version the runs started on. */
+  version?: string;
+  /** Runs started with this tag. */
+  tag?: string;
   /** Only the runs this run started (`ctx.step.invoke`, `ctx.step.start`). */
   parentId?: string;
+  /** Runs whose metadata contains this object (each key with this value; nested objects contain likewise). */
+  metadata?: Record<string, unknown>;
+  /** Created strictly after this time (a Date or ISO 8601 text). */
+  createdAfter?: Date | string;
+  /** Created strictly before this time. */
+  createdBefore?: Date | string;
+}
+
+/** What `cancelMany` and `retryMany` answer. */
+export interface BulkResult {
+  /** Runs the filter matched that the action applied to when their batch picked them. */
+  matched: number;
+  /** Runs this call changed; the rest of `matched` ended (or were retried) by someone else meanwhile. */
+  changed: number;
+}
+
+/** Options of `cancelMany`. */
+export interface BulkOptions {
+  reason?: string;
+  /** As `cancel`'s: "cancel" (default) cancels each run's non-terminal children too. */
+  children?: "cancel" | "keep";
+}
+
+/** Options of `fork`. */
+export interface ForkOptions {
+  /** The step to start over from: its receipt and every later one are not copied. */
+  fromStep: string;
+  /** The new run's id (default a new uuid); the same fork again answers `created: false`. */
+  id?: string;
+}
+
+export interface ListOptions extends RunFilterOptions {
   /** 1–200, default 50. */
   limit?: number;
   /** `nextCursor` of the previous page. */
@@ -197,7 +240,7 @@ export interface Durable {
   startMany<W extends AnyWorkflow>(
     workflow: W,
     inputs: readonly z.input<W["input"]>[],
-    options?: { ids?: readonly string[]; deadline?: Duration; ttl?: Duration },
+    options?: { ids?: readonly string[]; deadline?: Duration; ttl?: Duration; tags?: readonly string[] },
   ): Promise<StartResult[]>;
   /**
    * Delivers a callback's payload from code, as `POST /api/durable/callback/{token}` does: the
@@ -235,7 +278,23 @@ export interface Durable {
     id: string,
     options?: { after?: number; limit?: number },
   ): Promise<{ status: RunStatusValue; chunks: StreamChunk[] } | null>;
+  /** A page of runs, newest first, filtered (docs/guide/runs.md, "Finding runs"); `nextCursor` pages on. */
   list(options?: ListOptions): Promise<ListPage>;
+  /**
+   * Cancels every run the filter matches that is not terminal, in batches of 500, each run under
+   * its own fence as `cancel` does (its children too unless `children: "keep"`).
+   */
+  cancelMany(filter: RunFilterOptions, options?: BulkOptions): Promise<BulkResult>;
+  /** Retries every failed run the filter matches, in batches of 500, each as `retry` does. */
+  retryMany(filter: RunFilterOptions): Promise<BulkResult>;
+  /**
+   * A new run of the source's workflow, version and input, with the source's receipts before
+   * `fromStep` (replayed, not run again) and `forkedFrom` set; the source is not changed.
+   * @throws InvalidInputError for a step the run never reached
+   * @throws RunStateConflictError when the source's version is not registered here, or a
+   *   `ctx.step.start` or `ctx.step.callback` receipt comes before `fromStep`
+   */
+  fork(id: string, options: ForkOptions): Promise<StartResult>;
   /**
    * Starts the runs of due schedule slots, then claims due runs and advances up to `concurrency`
    * (default: the instance's `tickConcurrency`) of them at once, until none is due or the budget

@@ -4,6 +4,7 @@ import { storableName } from "../names";
 import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../store";
 import type { StepKind, WaitingFor } from "../types";
 import type { ComposeSupport } from "./compose-support";
+import { RunMetadata } from "./run-metadata";
 import { RunStreams } from "./run-streams";
 
 /** Why an execution stops before its body returns. */
@@ -78,6 +79,8 @@ export class Execution {
    * step suspended it (engine/advance.ts).
    */
   private readonly recordedFailures = new WeakSet<object>();
+  /** The run's metadata and ctx.setMetadata's patches not yet written (engine/run-metadata.ts). */
+  readonly metadata: RunMetadata;
   /** The callbacks this execution reached (`ctx.step.callback`), by callback id, with their schemas. */
   readonly callbacks = new Map<string, z.ZodType | undefined>();
   private readonly ledger: Map<string, StepRecord>;
@@ -105,6 +108,7 @@ export class Execution {
   ) {
     this.runId = claim.run.id;
     this.fence = claim.run.fence;
+    this.metadata = new RunMetadata(claim.run.metadata ?? {});
     this.ledger = new Map(claim.steps.map((step) => [step.stepId, step]));
     this.mailbox = [...claim.mailbox];
     this.streams = new RunStreams({

@@ -2,13 +2,23 @@
 // one statement's answer; `status` and `inspect` heal a run whose lease ran out as they read it
 // (store/read-run.ts).
 import { InvalidInputError, RunStateConflictError } from "../errors";
-import { isStorableName, storableName } from "../names";
-import { type RunStatus, type RunStatusValue, runStatusValues } from "../schemas";
-import { countDueRuns, listRuns, type RunEvent, readEvents, readRun, readStream, type StreamChunk } from "../store";
+import { isStorableName } from "../names";
+import type { RunStatus, RunStatusValue } from "../schemas";
+import {
+  checkCursor,
+  countDueRuns,
+  listRuns,
+  type RunEvent,
+  readEvents,
+  readRun,
+  readStream,
+  type StreamChunk,
+} from "../store";
 import type { AnyWorkflow } from "../types";
 import { checkRange } from "./check-range";
 import type { ListOptions, ListPage } from "./durable-api";
 import { assertOpen, type DurableInstance, isRegistered } from "./instance";
+import { checkRunFilter } from "./run-filter";
 import { toRunStatus, toRunSummary } from "./run-status";
 import type { ScheduleInfo } from "./schedules";
 
@@ -35,15 +45,16 @@ export async function inspectRun(
   return { status: toRunStatus(read.run, read.steps, isRegistered(instance, read.run)), due: read.due };
 }
 
-/** `list()`: a page of runs, newest first, filtered by status, workflow and parent. */
+/** `list()`: a page of runs, newest first, filtered (engine/run-filter.ts). */
 export async function listRunPage(instance: DurableInstance, options: ListOptions = {}): Promise<ListPage> {
   assertOpen(instance);
+  const query = checkRunFilter(options, "list", ["limit", "cursor"]);
   const limit = checkRange("limit", options.limit ?? 50, 1, 200);
-  if (options.status !== undefined && !runStatusValues.safeParse(options.status).success) {
-    throw new InvalidInputError(`status is one of ${runStatusValues.options.join(", ")}`);
+  if (options.cursor !== undefined) {
+    if (typeof options.cursor !== "string") throw new InvalidInputError("cursor is not one this API returned");
+    checkCursor(options.cursor);
   }
-  if (options.parentId !== undefined) storableName(options.parentId, "parentId");
-  const page = await listRuns(instance.db, { ...options, limit });
+  const page = await listRuns(instance.db, { ...query, limit, cursor: options.cursor });
   return {
     runs: page.runs.map((run) => toRunSummary(run, isRegistered(instance, run))),
     nextCursor: page.nextCursor,

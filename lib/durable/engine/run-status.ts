@@ -32,6 +32,9 @@ export function toRunSummary(run: RunRecord, registered: boolean): RunSummary {
     warnings: warningsOf(run, registered),
     parentId: run.parentId,
     deadlineAt: iso(run.deadlineAt),
+    tags: run.tags,
+    metadata: run.metadata,
+    forkedFrom: run.forkedFrom,
   };
 }
 

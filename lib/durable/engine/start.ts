@@ -11,6 +11,7 @@ import type { AnyWorkflow, Duration } from "../types";
 import type { StartOptions, StartResult } from "./durable-api";
 import { assertOpen, type DurableInstance } from "./instance";
 import { type PreparedRun, prepareRun } from "./prepare-run";
+import { checkTags } from "./run-metadata";
 
 /** Starts a run of `workflow` (on its newest version) with `input`, or answers the run that has the id. */
 export async function startRun<W extends AnyWorkflow>(
@@ -22,6 +23,7 @@ export async function startRun<W extends AnyWorkflow>(
   assertOpen(instance);
   const run = prepare(instance, workflow, input, options.id ?? randomUUID(), options.deadline);
   const ttlMs = options.ttl === undefined ? null : toMs(options.ttl, "ttl");
+  run.tags = checkTags(options.tags);
   const row = await insertRun(instance.db, { ...run, ttlMs });
   if (row.activeRunId !== undefined) throw singletonHeld(run, row.activeRunId);
   if (row.workflow !== run.workflow) {
@@ -43,7 +45,7 @@ export async function startManyRuns<W extends AnyWorkflow>(
   instance: DurableInstance,
   workflow: W,
   inputs: readonly z.input<W["input"]>[],
-  options: { ids?: readonly string[]; deadline?: Duration; ttl?: Duration } = {},
+  options: { ids?: readonly string[]; deadline?: Duration; ttl?: Duration; tags?: readonly string[] } = {},
 ): Promise<StartResult[]> {
   assertOpen(instance);
   if (!Array.isArray(inputs)) throw new InvalidInputError("startMany takes an array of inputs");
@@ -60,7 +62,8 @@ export async function startManyRuns<W extends AnyWorkflow>(
   if (runs.length === 0) return [];
   const deadlines = new Set(runs.map((run) => run.deadlineInMs));
   const ttlMs = options.ttl === undefined ? null : toMs(options.ttl, "ttl");
-  const answered = await insertRuns(instance.db, runs, { deadlineInMs: [...deadlines][0] ?? null, ttlMs });
+  const tags = checkTags(options.tags);
+  const answered = await insertRuns(instance.db, runs, { deadlineInMs: [...deadlines][0] ?? null, ttlMs, tags });
   const conflict = answered.find((row) => !row.created && (row.workflow !== runs[0]!.workflow || !row.sameInput));
   if (conflict) {
     throw new RunStateConflictError(

@@ -155,8 +155,12 @@ async function writeOutcome(
   // A process frozen here, past the deadline check, is what only the fence can stop.
   await failpoint("receipt.before-write");
   let result: RecordResult;
+  // ctx.setMetadata's patches since the last write ride on this receipt (docs/guide/runs.md,
+  // "Tags and metadata"); a write that fails stops the execution, and the next one sets them again.
+  const metadata = exec.metadata.take();
+  const sent = metadata ? { ...outcome, metadata: { ...outcome.metadata, ...metadata } } : outcome;
   try {
-    result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, outcome);
+    result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, sent);
   } catch (error) {
     // Inside a tx step the caller decides (the transaction rolls back). Outside, the body's
     // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim

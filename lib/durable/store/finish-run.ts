@@ -21,8 +21,9 @@ export async function finishRun(
   end: RunEnd,
   warnings: string[] = [],
   lastReceipt: StepOutcome | null = null,
+  metadata: Record<string, unknown> | null = null,
 ): Promise<FinishResult> {
-  const e = endParameters(end, warnings, lastReceipt);
+  const e = endParameters(end, warnings, lastReceipt, metadata);
   const { rows } = await sql<{ finished: FinishResult }>`
     select durable_finish_run(${runId}, ${fence}::bigint, ${end.status}, ${e.output}::jsonb,
                               ${e.error}::jsonb, ${e.warnings}::jsonb, ${e.step}::jsonb) as finished`.execute(db);
@@ -42,8 +43,9 @@ export async function finishRunAndClaim(
   warnings: string[],
   lastReceipt: StepOutcome | null,
   next: ClaimRequest,
+  metadata: Record<string, unknown> | null = null,
 ): Promise<{ finished: FinishResult; next?: ClaimedRun | null }> {
-  const e = endParameters(end, warnings, lastReceipt);
+  const e = endParameters(end, warnings, lastReceipt, metadata);
   const c = claimParameters(next);
   const { rows } = await sql<{ answer: RowObject }>`
     select durable_finish_and_claim(${runId}, ${fence}::bigint, ${end.status}, ${e.output}::jsonb,
@@ -55,11 +57,23 @@ export async function finishRunAndClaim(
   return finished === "finished" ? { finished, next: toClaimedRun(answer.next ?? null) } : { finished };
 }
 
-function endParameters(end: RunEnd, warnings: string[], lastReceipt: StepOutcome | null) {
+// ctx.setMetadata's last patches ride on the held-back receipt, or alone in the step parameter
+// (no step_id: durable_finish_run only merges them) when no receipt is held back.
+function endParameters(
+  end: RunEnd,
+  warnings: string[],
+  lastReceipt: StepOutcome | null,
+  metadata: Record<string, unknown> | null,
+) {
+  const patch = metadata ?? undefined;
   return {
     output: end.status === "completed" ? end.outputJson : null,
     error: end.status === "failed" ? JSON.stringify(end.error) : null,
     warnings: JSON.stringify(warnings),
-    step: lastReceipt ? stepOutcomeJson(lastReceipt) : null,
+    step: lastReceipt
+      ? stepOutcomeJson({ ...lastReceipt, ...(patch ? { metadata: { ...lastReceipt.metadata, ...patch } } : {}) })
+      : patch
+        ? JSON.stringify({ metadata: patch })
+        : null,
   };
 }

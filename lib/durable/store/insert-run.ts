@@ -18,6 +18,8 @@ export interface RunToInsert {
   deadlineInMs?: number | null;
   /** Milliseconds from now to the end of its ttl: not claimed by then, it fails as expired. */
   ttlMs?: number | null;
+  /** `start(..., { tags })` (checked by the engine). */
+  tags?: readonly string[];
 }
 
 export type InsertedRun =
@@ -32,6 +34,9 @@ export type InsertedRun =
     }
   /** Nothing was inserted: another run of the workflow with the same singleton key is not terminal. */
   | { activeRunId: string; workflow?: undefined; created: false; sameInput?: undefined };
+
+/** Tags as the statements take them: a JSON array, made a text[] in SQL (the same for pg and PGlite). */
+export const tagsJson = (tags: readonly string[] | undefined): string => JSON.stringify(tags ?? []);
 
 /** A duration as the statements take it: whole milliseconds, or null for none. */
 export const msOrNull = (ms: number | null | undefined): number | null => (ms == null ? null : Math.ceil(ms));
@@ -48,13 +53,14 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
     const { rows } = await sql<{ workflow: string; created: boolean; sameInput: boolean }>`
       with inserted as (
         insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                  parent_id, deadline_at, expire_at)
+                                  parent_id, deadline_at, expire_at, tags)
         values (${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, durable_now(),
                 ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
                 ${run.parentId ?? null},
                 least(durable_now() + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
                       (select p.deadline_at from durable_runs p where p.id = ${run.parentId ?? null})),
-                durable_now() + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond')
+                durable_now() + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond',
+                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb)))
         on conflict do nothing
         returning workflow
       )

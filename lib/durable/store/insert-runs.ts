@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { msOrNull, type RunToInsert } from "./insert-run";
+import { msOrNull, type RunToInsert, tagsJson } from "./insert-run";
 import type { DurableDb } from "./tables";
 
 /** What `insertRuns` answers for one run, in the order given. */
@@ -21,7 +21,7 @@ export interface InsertedOne {
 export async function insertRuns(
   db: DurableDb,
   runs: readonly RunToInsert[],
-  options: { deadlineInMs?: number | null; ttlMs?: number | null } = {},
+  options: { deadlineInMs?: number | null; ttlMs?: number | null; tags?: readonly string[] } = {},
 ): Promise<InsertedOne[]> {
   const rows = runs.map((run, n) => ({
     n,
@@ -40,10 +40,11 @@ export async function insertRuns(
         from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
     ), inserted as (
       insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                deadline_at, expire_at)
+                                deadline_at, expire_at, tags)
       select id, workflow, input, durable_now(), concurrency_key, singleton_key, version,
              durable_now() + ${msOrNull(options.deadlineInMs)}::bigint * interval '1 millisecond',
-             durable_now() + ${msOrNull(options.ttlMs)}::bigint * interval '1 millisecond'
+             durable_now() + ${msOrNull(options.ttlMs)}::bigint * interval '1 millisecond',
+             array(select jsonb_array_elements_text(${tagsJson(options.tags)}::jsonb))
         from given order by n
       on conflict do nothing
       returning id

@@ -29,6 +29,11 @@ export interface RunRecord {
   /** Its deadline and the end of its ttl (null: none). */
   deadlineAt: Date | null;
   expireAt: Date | null;
+  /** `start(..., { tags })` and what `ctx.setMetadata` merged in (0011). */
+  tags: string[];
+  metadata: Record<string, unknown>;
+  /** A fork's source run and the step it was forked from (0011; null: not a fork). */
+  forkedFrom: { runId: string; stepId: string } | null;
 }
 
 export interface StepRecord {
@@ -95,6 +100,9 @@ export function toRunRecord(row: RowObject): RunRecord {
     parentId: row.parent_id ?? null,
     deadlineAt: date(row.deadline_at),
     expireAt: date(row.expire_at),
+    tags: Array.isArray(row.tags) ? row.tags : [],
+    metadata: row.metadata && typeof row.metadata === "object" ? row.metadata : {},
+    forkedFrom: row.forked_from ? { runId: row.forked_from, stepId: row.forked_from_step } : null,
   };
 }
 

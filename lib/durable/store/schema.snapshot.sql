@@ -97,25 +97,35 @@ create table durable_runs (
   compacted_at timestamp with time zone,
   parent_id text,
   deadline_at timestamp with time zone,
-  expire_at timestamp with time zone
+  expire_at timestamp with time zone,
+  tags text[] not null default '{}'::text[],
+  metadata jsonb not null default '{}'::jsonb,
+  forked_from text,
+  forked_from_step text
 );
 alter table durable_runs add constraint durable_runs_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (wake_at IS NULL)));
 alter table durable_runs add constraint durable_runs_concurrency_key_check CHECK (((length(concurrency_key) >= 1) AND (length(concurrency_key) <= 255)));
+alter table durable_runs add constraint durable_runs_forked_from_check CHECK (((length(forked_from) >= 1) AND (length(forked_from) <= 255)));
+alter table durable_runs add constraint durable_runs_forked_from_step_check CHECK (((length(forked_from_step) >= 1) AND (length(forked_from_step) <= 255)));
 alter table durable_runs add constraint durable_runs_id_check CHECK (((length(id) >= 1) AND (length(id) <= 255)));
+alter table durable_runs add constraint durable_runs_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text));
 alter table durable_runs add constraint durable_runs_parent_id_check CHECK (((length(parent_id) >= 1) AND (length(parent_id) <= 255)));
 alter table durable_runs add constraint durable_runs_pkey PRIMARY KEY (id);
 alter table durable_runs add constraint durable_runs_singleton_key_check CHECK (((length(singleton_key) >= 1) AND (length(singleton_key) <= 255)));
 alter table durable_runs add constraint durable_runs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])));
+alter table durable_runs add constraint durable_runs_tags_check CHECK ((cardinality(tags) <= 10));
 alter table durable_runs add constraint durable_runs_version_check CHECK (((length(version) >= 1) AND (length(version) <= 255)));
 alter table durable_runs add constraint durable_runs_workflow_check CHECK (((length(workflow) >= 1) AND (length(workflow) <= 255)));
 CREATE INDEX durable_runs_concurrency ON public.durable_runs USING btree (workflow, concurrency_key) WHERE ((status = 'running'::text) AND (concurrency_key IS NOT NULL));
 CREATE INDEX durable_runs_created ON public.durable_runs USING btree (created_at DESC, id DESC);
 CREATE INDEX durable_runs_due ON public.durable_runs USING btree (wake_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text]));
 CREATE INDEX durable_runs_finished ON public.durable_runs USING btree (finished_at) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]));
+CREATE INDEX durable_runs_metadata ON public.durable_runs USING gin (metadata jsonb_path_ops) WHERE (metadata <> '{}'::jsonb);
 CREATE INDEX durable_runs_parent ON public.durable_runs USING btree (parent_id, created_at DESC, id DESC) WHERE (parent_id IS NOT NULL);
 CREATE UNIQUE INDEX durable_runs_pkey ON public.durable_runs USING btree (id);
 CREATE UNIQUE INDEX durable_runs_singleton ON public.durable_runs USING btree (workflow, singleton_key) WHERE ((singleton_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text])));
 CREATE INDEX durable_runs_status_created ON public.durable_runs USING btree (status, created_at DESC, id DESC);
+CREATE INDEX durable_runs_tags ON public.durable_runs USING gin (tags) WHERE (tags <> '{}'::text[]);
 CREATE INDEX durable_runs_to_compact ON public.durable_runs USING btree (finished_at) WHERE ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND (compacted_at IS NULL));
 CREATE TRIGGER durable_runs_due_notify AFTER INSERT OR UPDATE OF wake_at ON public.durable_runs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['pending'::text, 'waiting'::text])) AND (new.wake_at <= durable_now()))) EXECUTE FUNCTION durable_notify_due();
 
@@ -321,6 +331,23 @@ begin
     end loop;
   end if;
   return durable_cancel_one(p_run_id, p_reason, null);
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_cancel_runs(p_ids text[], p_reason text, p_children text)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_id text;
+  v_changed integer := 0;
+begin
+  foreach v_id in array coalesce(p_ids, '{}') loop
+    if durable_cancel_run(v_id, p_reason, p_children) = 'cancelled' then
+      v_changed := v_changed + 1;
+    end if;
+  end loop;
+  return v_changed;
 end
 $function$;
 
@@ -639,7 +666,7 @@ AS $function$
 declare
   v_recorded jsonb;
 begin
-  if p_step is not null then
+  if p_step ? 'step_id' then
     v_recorded := durable_record_step(p_run_id, p_fence, p_step);
     if not (v_recorded ->> 'owned')::boolean then
       return 'lost';
@@ -650,6 +677,7 @@ begin
   end if;
   update durable_runs set
     status = p_status, output = p_output, error = p_error,
+    metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata') else metadata end,
     warnings = warnings || coalesce(p_warnings, '[]'::jsonb),
     wake_at = null, waiting_for = null, lease_until = null,
     lost_claims = 0, lost_lease_until = null,
@@ -663,6 +691,73 @@ begin
   -- Runs waiting on this one (a parent's invoke, a race's run branch) are due in this transaction.
   perform durable_wake_waiters(p_run_id, durable_now());
   return 'finished';
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_fork_run(p_source text, p_id text, p_from_step text, p_deadline_ms bigint)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_now timestamptz := durable_now();
+  v_source durable_runs;
+  v_seq integer;
+  v_refused durable_steps;
+  v_existing durable_runs;
+  v_copied integer;
+begin
+  select * into v_source from durable_runs where id = p_source for share;
+  if not found then
+    return jsonb_build_object('outcome', 'not_found');
+  end if;
+  if v_source.compacted_at is not null then
+    return jsonb_build_object('outcome', 'compacted');
+  end if;
+  select seq into v_seq from durable_steps where run_id = p_source and step_id = p_from_step;
+  if not found then
+    return jsonb_build_object('outcome', 'no_step');
+  end if;
+  select * into v_refused from durable_steps
+   where run_id = p_source and seq < v_seq and status = 'completed' and kind in ('start', 'callback')
+   order by seq limit 1;
+  if found then
+    return jsonb_build_object('outcome', 'refused', 'step', v_refused.step_id, 'kind', v_refused.kind);
+  end if;
+
+  insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                            deadline_at, tags, attempts, forked_from, forked_from_step)
+  values (p_id, v_source.workflow, v_source.input, v_now, v_source.concurrency_key,
+          v_source.singleton_key, v_source.version,
+          v_now + p_deadline_ms * interval '1 millisecond', v_source.tags, 1, p_source, p_from_step)
+  on conflict do nothing;
+  if not found then
+    select * into v_existing from durable_runs where id = p_id;
+    if not found then
+      return jsonb_build_object('outcome', 'singleton_held', 'holder',
+        (select id from durable_runs where workflow = v_source.workflow and singleton_key = v_source.singleton_key
+            and status in ('pending', 'running', 'waiting') limit 1));
+    end if;
+    return jsonb_build_object('outcome',
+      case when v_existing.forked_from = p_source and v_existing.forked_from_step = p_from_step
+           then 'exists' else 'conflict' end);
+  end if;
+
+  insert into durable_steps (run_id, step_id, seq, kind, status, attempt, result, error, deadline_at,
+                             wake_at, polls, external_key, fence, started_at, completed_at, updated_at,
+                             signal_name, result_bytes, branches, target_runs)
+  select p_id, s.step_id, s.seq, s.kind, s.status, s.attempt, s.result, s.error, s.deadline_at,
+         s.wake_at, s.polls,
+         case when s.external_key is not null then
+           'wfe-' || left(encode(sha256(convert_to(p_id, 'UTF8') || '\x00'::bytea
+                                        || convert_to(s.step_id, 'UTF8')), 'hex'), 32) end,
+         0, s.started_at, s.completed_at, v_now, s.signal_name, s.result_bytes, s.branches, s.target_runs
+    from durable_steps s
+   where s.run_id = p_source and s.seq < v_seq and s.status in ('completed', 'failed');
+  get diagnostics v_copied = row_count;
+
+  insert into durable_events (run_id, kind, fence, data)
+  values (p_id, 'fork', 0, jsonb_build_object('from', p_source, 'fromStep', p_from_step, 'copied', v_copied));
+  return jsonb_build_object('outcome', 'forked', 'copied', v_copied);
 end
 $function$;
 
@@ -859,7 +954,9 @@ declare
   v_now timestamptz := durable_now();
   v_step durable_steps;
 begin
-  update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now
+  update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
+                          metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
+                                          else metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
      and (deadline_at is null or deadline_at > v_now);
   if not found then
@@ -1029,7 +1126,35 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_retry_runs(p_ids text[])
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_id text;
+  v_changed integer := 0;
+begin
+  foreach v_id in array coalesce(p_ids, '{}') loop
+    begin
+      if durable_retry_run(v_id) = 'retried' then
+        v_changed := v_changed + 1;
+      end if;
+    exception when unique_violation then
+      null;
+    end;
+  end loop;
+  return v_changed;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_suspend_run(p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb)
+ RETURNS boolean
+ LANGUAGE sql
+AS $function$
+  select durable_suspend_run(p_run_id, p_fence, p_waits, p_waiting_for, null::jsonb)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_suspend_run(p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb, p_metadata jsonb)
  RETURNS boolean
  LANGUAGE plpgsql
 AS $function$
@@ -1053,7 +1178,8 @@ begin
   end if;
 
   update durable_runs set status = 'waiting', lease_until = null, waiting_for = p_waiting_for,
-                          lost_claims = 0, lost_lease_until = null, updated_at = v_now
+                          lost_claims = 0, lost_lease_until = null, updated_at = v_now,
+                          metadata = case when p_metadata is null then metadata else metadata || p_metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
      and (deadline_at is null or deadline_at > v_now)
   returning deadline_at into v_deadline;

@@ -25,6 +25,8 @@ export interface StepOutcome {
   signalSeq?: number;
   /** A callback's receipt: the capability row written with it (its id and payload JSON Schema). */
   callback?: { id: string; schema: unknown };
+  /** ctx.setMetadata's patches since the last write: merged into the run's metadata with this receipt. */
+  metadata?: Record<string, unknown>;
 }
 
 /**
@@ -50,6 +52,7 @@ export function stepOutcomeJson(outcome: StepOutcome): string {
     ...(outcome.signalName === undefined ? {} : { signal_name: outcome.signalName }),
     ...(outcome.signalSeq === undefined ? {} : { signal_seq: outcome.signalSeq }),
     ...(outcome.callback === undefined ? {} : { callback: outcome.callback }),
+    ...(outcome.metadata === undefined ? {} : { metadata: outcome.metadata }),
   };
   return `${JSON.stringify(step).slice(0, -1)},"result":${outcome.resultJson ?? "null"}}`;
 }

@@ -47,6 +47,8 @@ export async function suspendRun(
   fence: number,
   waits: Wait[],
   waitingFor: WaitingFor,
+  /** ctx.setMetadata's patches since the last write, merged in by the same statement (0011). */
+  metadata: Record<string, unknown> | null = null,
 ): Promise<boolean> {
   // Durations are stored in whole milliseconds (a backoff factor of 1.5 makes fractions), as
   // step outcomes are (step-outcome.ts).
@@ -57,6 +59,7 @@ export async function suspendRun(
   }));
   const { rows } = await sql<{ ok: boolean }>`
     select durable_suspend_run(${runId}, ${fence}::bigint, ${JSON.stringify(waitRows)}::jsonb,
-                               ${JSON.stringify(waitingFor)}::jsonb) as ok`.execute(db);
+                               ${JSON.stringify(waitingFor)}::jsonb,
+                               ${metadata === null ? null : JSON.stringify(metadata)}::jsonb) as ok`.execute(db);
   return rows[0]!.ok;
 }

@@ -38,6 +38,13 @@ export interface DurableRunsTable {
   deadline_at: Timestamp | null;
   /** Not claimed for the first time by then, the run fails with `expired` (0008). */
   expire_at: Timestamp | null;
+  /** `start(..., { tags })` (0011). */
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  /** What `ctx.setMetadata` merged in (0011). */
+  metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** A fork's source run and the step it was forked from (0011). */
+  forked_from: string | null;
+  forked_from_step: string | null;
 }
 
 export interface DurableStepsTable {

@@ -6,7 +6,9 @@
 -- 'finished'; 'lost' (the fence moved on: nothing written but a fence.rejected event); or
 -- 'conflict' (that step already had another outcome: nothing ended, the run must replay). Past
 -- the run's deadline nothing is written ('lost'; durable_end_overdue fails it). An end makes the
--- runs waiting on this one due (durable_wake_waiters), in the same transaction.
+-- runs waiting on this one due (durable_wake_waiters), in the same transaction. A p_step without
+-- a step_id carries only ctx.setMetadata's last patches (no step wrote since): the end merges its
+-- `metadata` into the run's (merging it again after durable_record_step did changes nothing).
 
 create or replace function durable_finish_run(
   p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb,
@@ -16,7 +18,7 @@ language plpgsql as $$
 declare
   v_recorded jsonb;
 begin
-  if p_step is not null then
+  if p_step ? 'step_id' then
     v_recorded := durable_record_step(p_run_id, p_fence, p_step);
     if not (v_recorded ->> 'owned')::boolean then
       return 'lost';
@@ -27,6 +29,7 @@ begin
   end if;
   update durable_runs set
     status = p_status, output = p_output, error = p_error,
+    metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata') else metadata end,
     warnings = warnings || coalesce(p_warnings, '[]'::jsonb),
     wake_at = null, waiting_for = null, lease_until = null,
     lost_claims = 0, lost_lease_until = null,

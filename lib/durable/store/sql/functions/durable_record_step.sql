@@ -15,6 +15,10 @@
 -- result's JSON text: it has the text already, and measuring it here would serialise every result
 -- a second time on the hot path.
 --
+-- A `metadata` object in the step (ctx.setMetadata's patches since the last write) is merged into
+-- the run's metadata by the fence check's update: it rides on the receipt, no round trip of its
+-- own, and a refused receipt writes none of it (docs/guide/runs.md, "Tags and metadata").
+--
 -- The status test is written `status is not distinct from 'running'` (the same test: status is
 -- never null), which no index answers, so the primary key is the only way in: with `status =
 -- 'running'` the generic plan plpgsql caches took durable_runs_status_created and read every entry
@@ -26,7 +30,9 @@ declare
   v_now timestamptz := durable_now();
   v_step durable_steps;
 begin
-  update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now
+  update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
+                          metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
+                                          else metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
      and (deadline_at is null or deadline_at > v_now);
   if not found then

@@ -1,5 +1,8 @@
--- durable_suspend_run(run_id, fence, waits, waiting_for): park a run the owner holds until the
--- earliest of its waits, in one round trip (docs/sql.md, "durable_suspend_run").
+-- durable_suspend_run(run_id, fence, waits, waiting_for, metadata): park a run the owner holds
+-- until the earliest of its waits, in one round trip (docs/sql.md, "durable_suspend_run").
+-- `metadata` (0011): ctx.setMetadata's patches since the last write, merged by the fence check's
+-- update (null: none). The four-argument form of 0001–0010 stays below, for instances of those
+-- releases during a deploy.
 --
 -- The fence check also parks the run ('waiting', lease cleared, lost_claims reset); past the
 -- run's deadline it writes nothing. New waits are written here, insert-if-absent: a sleep's or
@@ -25,7 +28,7 @@
 -- v_now, the time its wake time and deadline are counted from.
 
 create or replace function durable_suspend_run(
-  p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb
+  p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb, p_metadata jsonb
 ) returns boolean
 language plpgsql as $$
 declare
@@ -48,7 +51,8 @@ begin
   end if;
 
   update durable_runs set status = 'waiting', lease_until = null, waiting_for = p_waiting_for,
-                          lost_claims = 0, lost_lease_until = null, updated_at = v_now
+                          lost_claims = 0, lost_lease_until = null, updated_at = v_now,
+                          metadata = case when p_metadata is null then metadata else metadata || p_metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
      and (deadline_at is null or deadline_at > v_now)
   returning deadline_at into v_deadline;
@@ -136,4 +140,11 @@ begin
   update durable_runs set wake_at = least(coalesce(v_wake, 'infinity'), v_deadline) where id = p_run_id;
   return true;
 end
+$$;
+
+create or replace function durable_suspend_run(
+  p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb
+) returns boolean
+language sql as $$
+  select durable_suspend_run(p_run_id, p_fence, p_waits, p_waiting_for, null::jsonb)
 $$;

@@ -1,0 +1,78 @@
+// Tags and metadata (docs/guide/runs.md, "Tags and metadata"): a start's tags are checked here,
+// and `ctx.setMetadata` keeps its patches here until the next write carries them.
+import { InvalidInputError } from "../errors";
+import { toJsonText } from "../json";
+import { hasUnstorableText } from "../text";
+
+export const MAX_TAGS = 10;
+export const MAX_TAG_LENGTH = 64;
+/** The run's whole metadata, as JSON text, after merging: 4 KiB. */
+export const MAX_METADATA_BYTES = 4096;
+
+/** A start's tags: at most 10, each 1–64 characters without NUL or a lone surrogate; repeats dropped. */
+export function checkTags(tags: unknown): string[] {
+  if (tags === undefined) return [];
+  if (!Array.isArray(tags)) throw new InvalidInputError("tags is an array of strings");
+  for (const tag of tags) checkTag(tag, "a tag");
+  const unique = [...new Set(tags as string[])];
+  if (unique.length > MAX_TAGS) throw new InvalidInputError(`a run has at most ${MAX_TAGS} tags, not ${unique.length}`);
+  return unique;
+}
+
+/** One tag, as a start stores it and a filter names it. */
+export function checkTag(tag: unknown, what: string): string {
+  if (typeof tag !== "string" || tag.length < 1 || tag.length > MAX_TAG_LENGTH || hasUnstorableText(tag)) {
+    throw new InvalidInputError(
+      `${what} is a string of 1 to ${MAX_TAG_LENGTH} characters without NUL or a lone surrogate` +
+        (typeof tag === "string" ? `, not ${JSON.stringify(tag.slice(0, 80))}` : `, not ${typeof tag}`),
+    );
+  }
+  return tag;
+}
+
+/** A plain JSON object (a metadata patch, a metadata filter), as it will be stored: after the JSON round trip. */
+export function jsonObject(value: unknown, what: string): Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new InvalidInputError(`${what} is a JSON object`);
+  }
+  const text = toJsonText(value, { limit: MAX_METADATA_BYTES * 4 });
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/**
+ * The run's metadata as this execution knows it (what the claim read, and every patch since), and
+ * the patches no write has carried yet. Only the run's owner writes metadata, under the fence, so
+ * the claim's copy plus this execution's patches is the stored value once they are written.
+ */
+export class RunMetadata {
+  private current: Record<string, unknown>;
+  private pending: Record<string, unknown> | null = null;
+
+  constructor(stored: Record<string, unknown>) {
+    this.current = { ...stored };
+  }
+
+  /**
+   * Merges `patch` (a JSON object; its keys replace the stored ones) for the next write.
+   * @throws InvalidInputError when it is not a JSON object, or the merged metadata is over 4 KiB
+   */
+  set(patch: unknown): void {
+    const parsed = jsonObject(patch, "ctx.setMetadata's patch");
+    const merged = { ...this.current, ...parsed };
+    const bytes = Buffer.byteLength(JSON.stringify(merged), "utf8");
+    if (bytes > MAX_METADATA_BYTES) {
+      throw new InvalidInputError(
+        `a run's metadata is at most ${MAX_METADATA_BYTES} bytes of JSON in all; with this patch it would be ${bytes}`,
+      );
+    }
+    this.current = merged;
+    this.pending = { ...this.pending, ...parsed };
+  }
+
+  /** The patches since the last write, for the write about to be sent (null: none). */
+  take(): Record<string, unknown> | null {
+    const pending = this.pending;
+    this.pending = null;
+    return pending;
+  }
+}
