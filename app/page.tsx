@@ -52,6 +52,12 @@ export default async function Home({ searchParams }: Props) {
           Multi-step work that survives being killed halfway, on nothing but Postgres and ordinary route handlers. Start
           a demo, then watch its steps: every completed step leaves a receipt, and a replay answers from it.
         </p>
+        <p>
+          <Link href="/chat/new" className="button" data-testid="chat-demo-link">
+            Open the support chat →
+          </Link>{" "}
+          <span className="small muted">an agent with tools, each answer a run: reload, stop, approve a refund</span>
+        </p>
       </header>
 
       <section aria-labelledby="demos-title">

@@ -10,7 +10,9 @@ export const dynamic = "force-dynamic";
 export function GET(request: NextRequest) {
   const existing = request.cookies.get(SESSION_COOKIE)?.value;
   const session = isSession(existing) ? existing : newSession();
-  const response = NextResponse.redirect(new URL(`/chat?id=${newChatId(session)}`, request.url), 303);
+  // A relative Location: the browser stays on the host it asked (request.url may name another, such
+  // as localhost for 127.0.0.1), which the cookie is set for.
+  const response = new NextResponse(null, { status: 303, headers: { location: `/chat?id=${newChatId(session)}` } });
   if (session !== existing) {
     response.cookies.set(SESSION_COOKIE, session, {
       httpOnly: true,

@@ -1,0 +1,176 @@
+"use client";
+import { useChat } from "@ai-sdk/react";
+import type { UIMessage } from "ai";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { answerChatToolCall, pendingChatApprovals } from "@/app/chat/actions";
+import { DurableChatTransport } from "@/lib/durable/react";
+import { ChatMessage } from "./chat-message";
+
+export interface ChatPanelProps {
+  chatId: string;
+  /** The chat as the server read it (`loadChat`): a finished turn's answer in it, one under way left to the resume. */
+  initial: UIMessage[];
+  /** The tool calls the chat's turn waits on, as the server read them (`durable.toolApprovals`). */
+  pending: string[];
+  /** Prompts to try, each a button that sends it. */
+  examples: string[];
+  /** Link each answer to its run's page (the dashboard is on). */
+  runLinks: boolean;
+}
+
+/**
+ * The chat, over `useChat` with the toolkit's DurableChatTransport (docs/guide/chat.md): every turn
+ * is a run whose answer is read from the run's stream, so a reload resumes it where the reader was
+ * (`resume: true`), Stop cancels the run (what was written is kept), and a tool call that needs a
+ * person waits, with nothing running, until Approve or Deny sends signal `tool-approval`; the rest
+ * of the answer then streams in (`resumeStream`).
+ */
+export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, runLinks }: ChatPanelProps) {
+  const transport = useMemo(() => new DurableChatTransport({ api: "/api/chat" }), []);
+  const chat = useChat({ id: chatId, messages: initial, transport, resume: true });
+  const [input, setInput] = useState("");
+  const [answering, setAnswering] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  // Until the page hydrates the form cannot send: say so to whoever waits on it (the e2e test).
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
+
+  const busy = chat.status === "submitted" || chat.status === "streaming";
+  // A call shows Approve and Deny while the run waits on it. The stream says a call asked for
+  // approval; once the call is answered the stream says so only with the tool's output, so the
+  // server is asked (`durable.toolApprovals`) each time an answer stops: a call that asked and no
+  // longer waits is answered.
+  const [answered, setAnswered] = useState(() => answeredOf(initial, pendingAtLoad));
+  const messages = useRef(chat.messages);
+  messages.current = chat.messages;
+  useEffect(() => {
+    if (chat.status !== "ready") return;
+    let current = true;
+    pendingChatApprovals(chatId).then(
+      (ids) => current && setAnswered(answeredOf(messages.current, ids)),
+      () => {},
+    );
+    return () => {
+      current = false;
+    };
+  }, [chat.status, chatId]);
+  const last = chat.messages.at(-1);
+  const awaitingApproval = last?.role === "assistant" && requestedIn(last).some((id) => !answered.has(id));
+  const canSend = !busy && !awaitingApproval;
+
+  const send = (text: string) => {
+    if (!text.trim() || !canSend) return;
+    setNotice(null);
+    void chat.sendMessage({ text: text.trim() });
+    setInput("");
+  };
+
+  const answer = async (toolCallId: string, approved: boolean) => {
+    setAnswering(toolCallId);
+    setNotice(null);
+    try {
+      const result = await answerChatToolCall(chatId, toolCallId, approved);
+      if (!result.ok) setNotice(result.message);
+      setAnswered((ids) => new Set([...ids, toolCallId]));
+      // The run goes on from the approval: read the rest of its answer (a replay from the start).
+      await chat.resumeStream();
+    } catch (e) {
+      setNotice(`Sending the answer failed: ${(e as Error)?.message ?? e}`);
+    } finally {
+      setAnswering(null);
+    }
+  };
+
+  return (
+    <section
+      className="panel chat-panel"
+      data-testid="chat"
+      data-chat-status={chat.status}
+      data-hydrated={hydrated ? "true" : undefined}
+    >
+      {chat.messages.length === 0 ? (
+        <p className="muted chat-empty">Ask about an order (1042, 1043 or 1044) or what is in stock.</p>
+      ) : (
+        <ol className="chat-log" aria-live="polite">
+          {chat.messages.map((message, i) => (
+            <ChatMessage
+              key={message.id}
+              message={message}
+              writing={busy && i === chat.messages.length - 1 && message.role === "assistant"}
+              runLinks={runLinks}
+              answering={answering}
+              answered={answered}
+              onAnswer={answer}
+            />
+          ))}
+        </ol>
+      )}
+      {awaitingApproval ? (
+        <p className="small muted" data-testid="approval-note">
+          The turn waits for your answer to the call above; nothing runs meanwhile.
+        </p>
+      ) : null}
+      {chat.error ? (
+        <p className="small error-text" role="alert">
+          {chat.error.message}
+        </p>
+      ) : null}
+      {notice ? (
+        <p className="action-message action-error" role="status">
+          {notice}
+        </p>
+      ) : null}
+      <form
+        className="chat-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          send(input);
+        }}
+      >
+        <input
+          className="chat-input"
+          name="message"
+          aria-label="Message"
+          placeholder="lookupOrder 1042 and stock"
+          value={input}
+          maxLength={2000}
+          onChange={(event) => setInput(event.target.value)}
+        />
+        {busy ? (
+          <button type="button" className="button button-danger" onClick={() => chat.stop()}>
+            Stop
+          </button>
+        ) : (
+          <button type="submit" className="button button-primary" disabled={!canSend || !input.trim()}>
+            Send
+          </button>
+        )}
+      </form>
+      <div className="chat-examples">
+        <span className="small muted">Try:</span>
+        {examples.map((example) => (
+          <button
+            key={example}
+            type="button"
+            className="button chat-example"
+            disabled={!canSend}
+            onClick={() => send(example)}
+          >
+            {example}
+          </button>
+        ))}
+      </div>
+    </section>
+  );
+}
+
+/** The tool calls of a message that asked for approval (their part still says so). */
+function requestedIn(message: UIMessage): string[] {
+  return message.parts.flatMap((p) => ("toolCallId" in p && p.state === "approval-requested" ? [p.toolCallId] : []));
+}
+
+/** The calls that asked for approval in `messages` and are not among those the run waits on. */
+function answeredOf(messages: UIMessage[], pending: string[]): Set<string> {
+  const waiting = new Set(pending);
+  return new Set(messages.flatMap(requestedIn).filter((id) => !waiting.has(id)));
+}
