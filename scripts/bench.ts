@@ -10,6 +10,7 @@
 //   npm run bench -- --tracing                 the machine and section 6 (tracing cost per step) only
 //   npm run bench -- --retention               the machine and section 7 (retention, 1,000,000 runs) only
 //   npm run bench -- --peers                   the machine and section 8 (graphile-worker, pg-boss, cold start) only
+//   npm run bench -- --operations              the machine and section 9 (list filters, cancelMany) only
 import { dropCreatedDatabases } from "./bench/databases";
 import { claimLatency } from "./bench/claim-latency";
 import { loadAverage, machine } from "./bench/machine";
@@ -21,6 +22,7 @@ import { startToCompletion } from "./bench/start-latency";
 import { tracingSection } from "./bench/tracing";
 import { retentionSection } from "./bench/retention";
 import { peersSection } from "./bench/peers";
+import { operationsSection } from "./bench/operations";
 import type { CpuSpent } from "./bench/cpu";
 import {
   drainOnPGlite,
@@ -54,8 +56,8 @@ const CLAIM_SAMPLES = 500;
 const FINISHED_RUNS = 1_000_000;
 const SCALE_RUNS = 2_000;
 const CHILD_SAMPLES = 30;
-type Section = "core" | "children" | "scale" | "tracing" | "retention" | "peers";
-const SECTIONS: readonly Section[] = ["core", "children", "scale", "tracing", "retention", "peers"];
+type Section = "core" | "children" | "scale" | "tracing" | "retention" | "peers" | "operations";
+const SECTIONS: readonly Section[] = ["core", "children", "scale", "tracing", "retention", "peers", "operations"];
 const began = performance.now();
 const options = parseOptions(process.argv.slice(2));
 
@@ -101,6 +103,9 @@ try {
 
   // ── 8. Peers: graphile-worker and pg-boss on one workload, and cold start (scripts/bench/peers.ts) ──
   if (all || options.only === "peers") await peersSection(heading, table);
+
+  // ── 9. Operations: list filters and cancelMany on 100,000 runs (scripts/bench/operations.ts) ──
+  if (all || options.only === "operations") await operationsSection(heading, table);
 } finally {
   await dropCreatedDatabases();
 }
@@ -400,7 +405,7 @@ async function childrenSection(): Promise<void> {
 /**
  * `--core` (sections 1–4 only), `--children` (section 1's parent of 10 children only), `--scale`
  * (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only), `--peers`
- * (section 8 only) and `--scale-runs N`; anything else is refused.
+ * (section 8 only), `--operations` (section 9 only) and `--scale-runs N`; anything else is refused.
  */
 function parseOptions(args: string[]): { only: Section | null; scaleRuns: number } {
   const parsed: { only: Section | null; scaleRuns: number } = { only: null, scaleRuns: SCALE_RUNS };
@@ -419,7 +424,7 @@ function parseOptions(args: string[]): { only: Section | null; scaleRuns: number
     } else {
       console.error(
         `unknown option ${arg}: npm run bench ` +
-          "[-- --core | --children | --scale | --tracing | --retention | --peers] [--scale-runs N]",
+          "[-- --core | --children | --scale | --tracing | --retention | --peers | --operations] [--scale-runs N]",
       );
       process.exit(2);
     }
