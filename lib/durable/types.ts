@@ -96,6 +96,23 @@ export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals 
    */
   singleton?: { key: (input: z.output<TInput>) => string };
   /**
+   * At most `limit` runs of one key (default: the whole workflow) start, that is are claimed for
+   * the first time, per `period` on the database clock; the others stay due, in order, and start
+   * as the window frees (docs/guide/flow-control.md, "Rate limits").
+   */
+  rateLimit?: { key?: (input: z.output<TInput>) => string; limit: number; period: Duration };
+  /**
+   * A `start` whose key has a run not yet claimed replaces that run's input and moves its start to
+   * now + `period` (never past `maxWait` after the first start), and answers that run with
+   * `created: false, debounced: true` (docs/guide/flow-control.md, "Debounce").
+   */
+  debounce?: { key: (input: z.output<TInput>) => string; period: Duration; maxWait?: Duration };
+  /**
+   * The run's priority from its parsed input (an integer, higher first; default 0): due runs are
+   * claimed by priority, then due time. `start(..., { priority })` overrides it.
+   */
+  priority?: (input: z.output<TInput>) => number;
+  /**
    * The tick starts a run of each due slot of a cron expression, with id `<name>@<slot ISO time>`
    * and `input` (docs/guide/schedules.md, "Schedules"). `timezone` is an IANA name ("UTC" by default).
    */

@@ -42,6 +42,7 @@ export async function claimAndAdvance(
       leaseMs: remaining + instance.settings.marginMs,
       exclude: request.exclude,
       limits: instance.limits,
+      rates: instance.rates,
     }));
   if (!claim) return null;
   request.onClaimed?.();
@@ -72,6 +73,7 @@ export function chainedClaim(
     leaseMs,
     exclude,
     limits: instance.limits,
+    rates: instance.rates,
   };
 }
 

@@ -3,6 +3,7 @@ import { toMs } from "../duration";
 import { InvalidInputError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
 import type { AnyWorkflow, NoSignals, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
+import { validateFlowControl } from "./flow-control";
 import { validateSchedule } from "./schedules";
 
 /**
@@ -51,6 +52,7 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   }
   if (definition.deadline !== undefined) toMs(definition.deadline, `workflow "${definition.name}": deadline`);
   validateSchedule(definition as AnyWorkflow);
+  validateFlowControl(definition as AnyWorkflow);
   return Object.freeze({ ...definition });
 }
 

@@ -79,6 +79,8 @@ export interface StartOptions {
   deadline?: Duration;
   /** Not claimed for the first time within it, the run fails with code `expired`. */
   ttl?: Duration;
+  /** An integer, higher first (default: the workflow's `priority(input)`, else 0). */
+  priority?: number;
   /** Up to 10 tags of 1–64 characters, for `list({ tag })` (docs/guide/runs.md, "Tags and metadata"). */
   tags?: readonly string[];
 }
@@ -136,6 +138,8 @@ export interface StartResult {
   id: string;
   /** False when a run with this id already existed: start is idempotent on the id, forever. */
   created: boolean;
+  /** The workflow debounces and this start updated its key's pending run (`id` names it). */
+  debounced?: true;
   /** Bearer token for this run's status route (derived from DURABLE_SECRET when first read). */
   readonly statusToken: string;
 }

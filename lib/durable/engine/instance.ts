@@ -9,6 +9,7 @@ import { type DurableDb, shiftClock } from "../store";
 import type { AnyWorkflow, Duration } from "../types";
 import { checkRange } from "./check-range";
 import { createComposeSupport } from "./compose-support";
+import { type RateLimitParameter, rateLimitsOf } from "./flow-control";
 import { registerWorkflows, versionKey, type WorkflowRegistry } from "./define-workflow";
 import type { DurableOptions } from "./durable-api";
 import type { ExecutionSettings } from "./execution";
@@ -26,6 +27,8 @@ export interface DurableInstance {
   readonly names: readonly string[];
   /** The concurrency limit of each workflow that has one, as every claim passes it. */
   readonly limits: Readonly<Record<string, number>>;
+  /** The rate limit of each workflow that has one, as every claim passes it (0010). */
+  readonly rates: Readonly<Record<string, RateLimitParameter>>;
   /** Lease, margin, budget, result limit, in-process waits, log, and the testing-only switches. */
   readonly settings: ExecutionSettings;
   readonly tickConcurrency: number;
@@ -85,6 +88,7 @@ export function resolveInstance(options: DurableOptions, startSlot: StartSlot): 
     workflows,
     names: [...workflows.keys()],
     limits,
+    rates: rateLimitsOf(workflows.values()),
     settings,
     tickConcurrency,
     unknownVersion,

@@ -8,6 +8,7 @@ import { isStorableName, storableName } from "../names";
 import type { RunToInsert } from "../store";
 import type { AnyWorkflow, Duration } from "../types";
 import { storedVersion, versionKey, type WorkflowRegistry } from "./define-workflow";
+import { flowFieldsOf } from "./flow-control";
 
 /** A run ready to insert, and the milliseconds to its deadline (null: none). */
 export interface PreparedRun extends RunToInsert {
@@ -22,6 +23,7 @@ export function prepareRun(
   input: unknown,
   id: string,
   deadline?: Duration,
+  priority?: number,
 ): PreparedRun {
   if (registry.byVersion.get(versionKey(workflow?.name, storedVersion(workflow?.version))) !== workflow) {
     throw new WorkflowNotFoundError(String(workflow?.name));
@@ -46,6 +48,7 @@ export function prepareRun(
     concurrencyKey: keyOf(newest, "concurrency", parsed.data),
     singletonKey: keyOf(newest, "singleton", parsed.data),
     deadlineInMs: earlier(ownDeadline, givenDeadline),
+    ...flowFieldsOf(newest, parsed.data, priority),
   };
 }
 

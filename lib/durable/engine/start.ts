@@ -6,9 +6,10 @@ import { resolveSecret } from "../auth/secrets";
 import { statusTokenFor } from "../auth/status-token";
 import { toMs } from "../duration";
 import { InvalidInputError, RunStateConflictError } from "../errors";
-import { insertRun, insertRuns } from "../store";
+import { insertDebouncedRun, insertRun, insertRuns } from "../store";
 import type { AnyWorkflow, Duration } from "../types";
 import type { StartOptions, StartResult } from "./durable-api";
+import { debounceOf } from "./flow-control";
 import { assertOpen, type DurableInstance } from "./instance";
 import { type PreparedRun, prepareRun } from "./prepare-run";
 import { checkTags } from "./run-metadata";
@@ -21,9 +22,11 @@ export async function startRun<W extends AnyWorkflow>(
   options: StartOptions = {},
 ): Promise<StartResult> {
   assertOpen(instance);
-  const run = prepare(instance, workflow, input, options.id ?? randomUUID(), options.deadline);
+  const run = prepare(instance, workflow, input, options.id ?? randomUUID(), options.deadline, options.priority);
   const ttlMs = options.ttl === undefined ? null : toMs(options.ttl, "ttl");
   run.tags = checkTags(options.tags);
+  const debounce = debounceOf(instance.workflows.get(run.workflow)!);
+  if (debounce) return startDebounced(instance, { ...run, ttlMs }, debounce);
   const row = await insertRun(instance.db, { ...run, ttlMs });
   if (row.activeRunId !== undefined) throw singletonHeld(run, row.activeRunId);
   if (row.workflow !== run.workflow) {
@@ -33,6 +36,23 @@ export async function startRun<W extends AnyWorkflow>(
     throw new RunStateConflictError(`run "${run.id}" already exists with another input; start it under a new id`);
   }
   return startResult(instance, run.id, row.created);
+}
+
+/** A start of a debounced workflow (docs/guide/flow-control.md, "Debounce"). */
+async function startDebounced(
+  instance: DurableInstance,
+  run: PreparedRun & { ttlMs: number | null },
+  debounce: NonNullable<ReturnType<typeof debounceOf>>,
+): Promise<StartResult> {
+  const row = await insertDebouncedRun(instance.db, run, debounce);
+  if (row.workflow !== run.workflow) {
+    throw new RunStateConflictError(`run "${run.id}" already exists under workflow "${row.workflow}"`);
+  }
+  if (!row.sameInput) {
+    throw new RunStateConflictError(`run "${run.id}" already exists with another input; start it under a new id`);
+  }
+  const result = startResult(instance, row.id, row.created);
+  return row.debounced ? Object.defineProperties(result, { debounced: { value: true, enumerable: true } }) : result;
 }
 
 /**
@@ -53,6 +73,9 @@ export async function startManyRuns<W extends AnyWorkflow>(
     throw new InvalidInputError(`startMany: ids has ${options.ids?.length} entries for ${inputs.length} inputs`);
   }
   if (inputs.length > 1000) throw new InvalidInputError("startMany starts at most 1,000 runs per call");
+  if (workflow?.debounce) {
+    throw new InvalidInputError(`workflow "${workflow.name}" debounces: start its runs one at a time with start()`);
+  }
   const runs = inputs.map((input, n) =>
     prepare(instance, workflow, input, options.ids?.[n] ?? randomUUID(), options.deadline),
   );
@@ -75,8 +98,15 @@ export async function startManyRuns<W extends AnyWorkflow>(
   return answered.map((row) => startResult(instance, row.id, row.created));
 }
 
-function prepare(instance: DurableInstance, workflow: AnyWorkflow, input: unknown, id: string, deadline?: Duration) {
-  return prepareRun(instance.registry, instance.settings.maxResultBytes, workflow, input, id, deadline);
+function prepare(
+  instance: DurableInstance,
+  workflow: AnyWorkflow,
+  input: unknown,
+  id: string,
+  deadline?: Duration,
+  priority?: number,
+) {
+  return prepareRun(instance.registry, instance.settings.maxResultBytes, workflow, input, id, deadline, priority);
 }
 
 function singletonHeld(run: PreparedRun, activeRunId: string): RunStateConflictError {

@@ -35,11 +35,13 @@ export interface ClaimRequest {
   limits?: Readonly<Record<string, number>>;
   /** Each name and the versions this instance registered ("" for none); absent: any version. */
   versions?: Readonly<Record<string, readonly string[]>>;
+  /** The rate limit of each workflow that has one: a key's first claims per period (0010). */
+  rates?: Readonly<Record<string, { limit: number; periodMs: number }>>;
 }
 
 /**
  * Claims one due run in one round trip (durable_claim_run): SKIP LOCKED pick of a registered
- * (workflow, version), concurrency limits,
+ * (workflow, version) by priority, concurrency and rate limits,
  * fence bump, lease from the database clock, due waits answered, ledger load. docs/sql.md says why each part is
  * there. Returns null when nothing is due (or the run is held by someone else).
  */
@@ -47,7 +49,8 @@ export async function claimDueRun(db: DurableDb, request: ClaimRequest): Promise
   const p = claimParameters(request);
   const { rows } = await sql<{ claimed: RowObject | null }>`
     select durable_claim_run(${p.workflows}::jsonb, ${request.runId ?? null}::text, ${p.leaseMs}::bigint,
-                             ${p.exclude}::jsonb, ${p.limits}::jsonb, ${p.versions}::jsonb) as claimed`.execute(db);
+                             ${p.exclude}::jsonb, ${p.limits}::jsonb, ${p.versions}::jsonb,
+                             ${p.rates}::jsonb) as claimed`.execute(db);
   return toClaimedRun(rows[0]?.claimed ?? null);
 }
 
@@ -59,6 +62,7 @@ export function claimParameters(request: ClaimRequest) {
     exclude: JSON.stringify(request.exclude ?? []),
     limits: JSON.stringify(request.limits ?? {}),
     versions: request.versions ? JSON.stringify(request.versions) : null,
+    rates: JSON.stringify(request.rates ?? {}),
   };
 }
 

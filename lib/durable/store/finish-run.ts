@@ -51,7 +51,7 @@ export async function finishRunAndClaim(
     select durable_finish_and_claim(${runId}, ${fence}::bigint, ${end.status}, ${e.output}::jsonb,
                                     ${e.error}::jsonb, ${e.warnings}::jsonb, ${e.step}::jsonb,
                                     ${c.workflows}::jsonb, ${c.leaseMs}::bigint, ${c.exclude}::jsonb,
-                                    ${c.limits}::jsonb, ${c.versions}::jsonb) as answer`.execute(db);
+                                    ${c.limits}::jsonb, ${c.versions}::jsonb, ${c.rates}::jsonb) as answer`.execute(db);
   const answer = rows[0]!.answer;
   const finished = answer.finished as FinishResult;
   return finished === "finished" ? { finished, next: toClaimedRun(answer.next ?? null) } : { finished };

@@ -1,6 +1,7 @@
 // The storage boundary: every durable_* statement is one typed function here, and nothing outside
 // store/ writes SQL (a lint rule holds it; docs/decisions.md, "One storage boundary").
 // The functions are listed in the order an invocation meets them (docs/sql.md).
+export { type DebouncedRun, type DebounceParameters, insertDebouncedRun } from "./insert-debounced-run";
 export { type InsertedRun, insertRun, type RunToInsert } from "./insert-run";
 export { type InsertedOne, insertRuns } from "./insert-runs";
 export { countDueRuns } from "./count-due";

@@ -18,6 +18,10 @@ export interface RunToInsert {
   deadlineInMs?: number | null;
   /** Milliseconds from now to the end of its ttl: not claimed by then, it fails as expired. */
   ttlMs?: number | null;
+  /** Flow control (0010): the rate key ('' for the whole workflow), the debounce key, the priority. */
+  rateKey?: string | null;
+  debounceKey?: string | null;
+  priority?: number;
   /** `start(..., { tags })` (checked by the engine). */
   tags?: readonly string[];
 }
@@ -53,14 +57,15 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
     const { rows } = await sql<{ workflow: string; created: boolean; sameInput: boolean }>`
       with inserted as (
         insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                  parent_id, deadline_at, expire_at, tags)
+                                  parent_id, deadline_at, expire_at, tags, rate_key, priority)
         values (${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, durable_now(),
                 ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
                 ${run.parentId ?? null},
                 least(durable_now() + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
                       (select p.deadline_at from durable_runs p where p.id = ${run.parentId ?? null})),
                 durable_now() + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond',
-                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb)))
+                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb)),
+                ${run.rateKey ?? null}, ${run.priority ?? 0})
         on conflict do nothing
         returning workflow
       )

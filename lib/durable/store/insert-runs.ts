@@ -31,20 +31,23 @@ export async function insertRuns(
     version: run.version ?? null,
     concurrency_key: run.concurrencyKey ?? null,
     singleton_key: run.singletonKey ?? null,
+    rate_key: run.rateKey ?? null,
+    priority: run.priority ?? 0,
   }));
   const { rows: answered } = await sql<InsertedOne>`
     with given as (
       select (r ->> 'n')::int as n, r ->> 'id' as id, r ->> 'workflow' as workflow, r -> 'input' as input,
              r ->> 'version' as version, r ->> 'concurrency_key' as concurrency_key,
-             r ->> 'singleton_key' as singleton_key
+             r ->> 'singleton_key' as singleton_key, r ->> 'rate_key' as rate_key,
+             (r ->> 'priority')::int as priority
         from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
     ), inserted as (
       insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                deadline_at, expire_at, tags)
+                                deadline_at, expire_at, tags, rate_key, priority)
       select id, workflow, input, durable_now(), concurrency_key, singleton_key, version,
              durable_now() + ${msOrNull(options.deadlineInMs)}::bigint * interval '1 millisecond',
              durable_now() + ${msOrNull(options.ttlMs)}::bigint * interval '1 millisecond',
-             array(select jsonb_array_elements_text(${tagsJson(options.tags)}::jsonb))
+             array(select jsonb_array_elements_text(${tagsJson(options.tags)}::jsonb)), rate_key, priority
         from given order by n
       on conflict do nothing
       returning id

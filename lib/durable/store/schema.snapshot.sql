@@ -98,6 +98,11 @@ create table durable_runs (
   parent_id text,
   deadline_at timestamp with time zone,
   expire_at timestamp with time zone,
+  priority integer not null default 0,
+  first_claimed_at timestamp with time zone,
+  rate_key text,
+  rate_slot_at timestamp with time zone,
+  debounce_key text,
   tags text[] not null default '{}'::text[],
   metadata jsonb not null default '{}'::jsonb,
   forked_from text,
@@ -105,12 +110,14 @@ create table durable_runs (
 );
 alter table durable_runs add constraint durable_runs_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (wake_at IS NULL)));
 alter table durable_runs add constraint durable_runs_concurrency_key_check CHECK (((length(concurrency_key) >= 1) AND (length(concurrency_key) <= 255)));
+alter table durable_runs add constraint durable_runs_debounce_key_check CHECK (((length(debounce_key) >= 1) AND (length(debounce_key) <= 255)));
 alter table durable_runs add constraint durable_runs_forked_from_check CHECK (((length(forked_from) >= 1) AND (length(forked_from) <= 255)));
 alter table durable_runs add constraint durable_runs_forked_from_step_check CHECK (((length(forked_from_step) >= 1) AND (length(forked_from_step) <= 255)));
 alter table durable_runs add constraint durable_runs_id_check CHECK (((length(id) >= 1) AND (length(id) <= 255)));
 alter table durable_runs add constraint durable_runs_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text));
 alter table durable_runs add constraint durable_runs_parent_id_check CHECK (((length(parent_id) >= 1) AND (length(parent_id) <= 255)));
 alter table durable_runs add constraint durable_runs_pkey PRIMARY KEY (id);
+alter table durable_runs add constraint durable_runs_rate_key_check CHECK ((length(rate_key) <= 255));
 alter table durable_runs add constraint durable_runs_singleton_key_check CHECK (((length(singleton_key) >= 1) AND (length(singleton_key) <= 255)));
 alter table durable_runs add constraint durable_runs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])));
 alter table durable_runs add constraint durable_runs_tags_check CHECK ((cardinality(tags) <= 10));
@@ -118,11 +125,15 @@ alter table durable_runs add constraint durable_runs_version_check CHECK (((leng
 alter table durable_runs add constraint durable_runs_workflow_check CHECK (((length(workflow) >= 1) AND (length(workflow) <= 255)));
 CREATE INDEX durable_runs_concurrency ON public.durable_runs USING btree (workflow, concurrency_key) WHERE ((status = 'running'::text) AND (concurrency_key IS NOT NULL));
 CREATE INDEX durable_runs_created ON public.durable_runs USING btree (created_at DESC, id DESC);
+CREATE UNIQUE INDEX durable_runs_debounce ON public.durable_runs USING btree (workflow, debounce_key) WHERE ((debounce_key IS NOT NULL) AND (status = 'pending'::text) AND (attempts = 0));
 CREATE INDEX durable_runs_due ON public.durable_runs USING btree (wake_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text]));
+CREATE INDEX durable_runs_due_priority ON public.durable_runs USING btree (priority DESC, wake_at) WHERE (wake_at IS NOT NULL);
 CREATE INDEX durable_runs_finished ON public.durable_runs USING btree (finished_at) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]));
 CREATE INDEX durable_runs_metadata ON public.durable_runs USING gin (metadata jsonb_path_ops) WHERE (metadata <> '{}'::jsonb);
 CREATE INDEX durable_runs_parent ON public.durable_runs USING btree (parent_id, created_at DESC, id DESC) WHERE (parent_id IS NOT NULL);
 CREATE UNIQUE INDEX durable_runs_pkey ON public.durable_runs USING btree (id);
+CREATE INDEX durable_runs_rate_claims ON public.durable_runs USING btree (workflow, rate_key, first_claimed_at) WHERE ((rate_key IS NOT NULL) AND (first_claimed_at IS NOT NULL));
+CREATE INDEX durable_runs_rate_queue ON public.durable_runs USING btree (workflow, rate_key, wake_at) WHERE ((rate_slot_at IS NOT NULL) AND (attempts = 0));
 CREATE UNIQUE INDEX durable_runs_singleton ON public.durable_runs USING btree (workflow, singleton_key) WHERE ((singleton_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text])));
 CREATE INDEX durable_runs_status_created ON public.durable_runs USING btree (status, created_at DESC, id DESC);
 CREATE INDEX durable_runs_tags ON public.durable_runs USING gin (tags) WHERE (tags <> '{}'::text[]);
@@ -367,23 +378,41 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb)
  RETURNS jsonb
+ LANGUAGE sql
+AS $function$
+  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, p_limits, p_versions, null::jsonb)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb)
+ RETURNS jsonb
  LANGUAGE plpgsql
 AS $function$
 declare
   v_workflows text[] := array(select jsonb_array_elements_text(p_workflows));
   v_exclude text[] := array(select jsonb_array_elements_text(coalesce(p_exclude, '[]')));
   v_limits jsonb := coalesce(p_limits, '{}');
+  v_rates jsonb := coalesce(p_rates, '{}');
   v_now timestamptz := durable_now();
   v_run durable_runs;
   v_lost boolean;
   v_limit integer;
+  v_prio integer;
+  v_held timestamptz;
+  v_waited boolean := false;
   v_tries integer := 0;
   v_ended integer := 0;
 begin
+  -- The highest priority among unfinished runs: the first entry of durable_runs_due_priority.
+  v_prio := (select max(priority) from durable_runs where wake_at is not null);
   loop
     if p_run_id is null then
+      if v_prio is null then
+        return null;
+      end if;
+      -- No status test: `wake_at <= v_now` means unfinished (the check constraint), and a status
+      -- test would let the planner take durable_runs_due and filter the priority.
       select * into v_run from durable_runs r
-       where status in ('pending', 'running', 'waiting') and wake_at <= v_now
+       where priority = v_prio and wake_at <= v_now
          and workflow = any (v_workflows) and not (id = any (v_exclude))
          and (durable_version_registered(p_versions, r.workflow, r.version)
               or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0))
@@ -394,6 +423,11 @@ begin
        order by wake_at
        limit 1
        for update skip locked;
+      if not found then
+        -- Nothing due at this priority: the next lower one present, one index probe each.
+        v_prio := (select max(priority) from durable_runs where wake_at is not null and priority < v_prio);
+        continue;
+      end if;
     else
       select * into v_run from durable_runs r
        where id = p_run_id and status in ('pending', 'running', 'waiting') and wake_at <= v_now
@@ -401,9 +435,9 @@ begin
          and (durable_version_registered(p_versions, r.workflow, r.version)
               or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0))
        for update skip locked;
-    end if;
-    if not found then
-      return null;
+      if not found then
+        return null;
+      end if;
     end if;
     -- Past its deadline, or never claimed by its ttl: end it and pick again (the test on the row
     -- first, so a claim of a run with neither costs no statement more).
@@ -418,17 +452,35 @@ begin
       end if;
       continue;
     end if;
+    -- A full concurrency key: skip the run for this call. A rate-limited first claim refused:
+    -- the run was held (its wake_at moved to its slot), or its key's lock was busy (skipped).
+    -- Only the first lock a call needs is waited for; later ones are only tried, so a claimer
+    -- never waits while it holds a key's lock and two claimers cannot deadlock.
     v_limit := (v_limits ->> v_run.workflow)::integer;
-    exit when v_run.concurrency_key is null or v_limit is null;
-    if v_tries = 0 then
-      perform pg_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0));
+    v_held := null;
+    if v_run.concurrency_key is not null and v_limit is not null then
+      if not v_waited then
+        perform pg_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0));
+      end if;
+      if not ((not v_waited
+               or pg_try_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0)))
+              and durable_concurrency_used(v_run.workflow, v_run.concurrency_key, v_run.id, v_now) < v_limit) then
+        v_held := 'infinity';
+      end if;
+      v_waited := true;
     end if;
-    exit when (v_tries = 0 or pg_try_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0)))
-          and durable_concurrency_used(v_run.workflow, v_run.concurrency_key, v_run.id, v_now) < v_limit;
+    if v_held is null and v_run.rate_key is not null and v_run.attempts = 0 and v_rates ? v_run.workflow then
+      v_held := durable_rate_admit(v_run, (v_rates -> v_run.workflow ->> 'limit')::integer,
+                                   (v_rates -> v_run.workflow ->> 'periodMs')::bigint, v_now, not v_waited);
+      v_waited := true;
+    end if;
+    exit when v_held is null;
     if p_run_id is not null then
       return null;
     end if;
-    v_exclude := v_exclude || v_run.id;
+    if v_held = 'infinity' then
+      v_exclude := v_exclude || v_run.id;
+    end if;
     v_tries := v_tries + 1;
     if v_tries >= 20 then
       return null;
@@ -443,6 +495,7 @@ begin
     attempts = attempts + 1,
     lease_until = v_now + p_lease_ms * interval '1 millisecond',
     wake_at = least(v_now + p_lease_ms * interval '1 millisecond', deadline_at),
+    first_claimed_at = coalesce(first_claimed_at, v_now),
     lost_claims = lost_claims + case when v_lost then 1 else 0 end,
     lost_lease_until = case when v_lost then v_run.lease_until else lost_lease_until end,
     updated_at = v_now
@@ -646,6 +699,14 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_finish_and_claim(p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb, p_step jsonb, p_workflows jsonb, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb)
  RETURNS jsonb
+ LANGUAGE sql
+AS $function$
+  select durable_finish_and_claim(p_run_id, p_fence, p_status, p_output, p_error, p_warnings, p_step,
+                                  p_workflows, p_lease_ms, p_exclude, p_limits, p_versions, null::jsonb)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_finish_and_claim(p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb, p_step jsonb, p_workflows jsonb, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb)
+ RETURNS jsonb
  LANGUAGE plpgsql
 AS $function$
 declare
@@ -655,7 +716,7 @@ begin
     return jsonb_build_object('finished', v_finished);
   end if;
   return jsonb_build_object('finished', v_finished, 'next',
-    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions));
+    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates));
 end
 $function$;
 
@@ -884,6 +945,52 @@ begin
     return jsonb_build_object('timedOut', true, 'at', p_deadline);
   end if;
   return v_best;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_rate_admit(p_run durable_runs, p_limit integer, p_period_ms bigint, p_now timestamp with time zone, p_wait boolean)
+ RETURNS timestamp with time zone
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_lock bigint := hashtextextended(p_run.workflow || '/' || p_run.rate_key, 1);
+  v_period interval := p_period_ms * interval '1 millisecond';
+  v_claims timestamptz[];
+  v_slot timestamptz;
+begin
+  if p_wait then
+    perform pg_advisory_xact_lock(v_lock);
+  elsif not pg_try_advisory_xact_lock(v_lock) then
+    return 'infinity';
+  end if;
+  v_claims := array(
+    select first_claimed_at from durable_runs
+     where workflow = p_run.workflow and rate_key = p_run.rate_key and first_claimed_at > p_now - v_period
+     order by first_claimed_at desc
+     limit p_limit);
+  if cardinality(v_claims) < p_limit then
+    return null;
+  end if;
+  -- The window frees a start when the oldest of its newest `limit` first claims leaves it.
+  v_slot := v_claims[p_limit] + v_period;
+  if p_run.rate_slot_at is null then
+    v_slot := greatest(v_slot, (
+      select t + v_period from (
+        select unnest(v_claims) as t
+        union all
+        (select wake_at from durable_runs
+          where workflow = p_run.workflow and rate_key = p_run.rate_key and rate_slot_at is not null
+            and attempts = 0 and wake_at > p_now and id <> p_run.id
+          order by wake_at desc
+          limit p_limit)) queued
+      order by t desc
+      offset p_limit - 1
+      limit 1));
+  end if;
+  -- A deadline or a ttl before the slot still ends the run on time (the claim picks it then).
+  update durable_runs set wake_at = least(v_slot, deadline_at, expire_at), rate_slot_at = v_slot, updated_at = p_now
+   where id = p_run.id;
+  return v_slot;
 end
 $function$;
 

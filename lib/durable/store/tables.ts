@@ -38,6 +38,15 @@ export interface DurableRunsTable {
   deadline_at: Timestamp | null;
   /** Not claimed for the first time by then, the run fails with `expired` (0008). */
   expire_at: Timestamp | null;
+  /** Claimed by priority, higher first, then due time (0010). */
+  priority: Generated<number>;
+  /** When the run was first claimed (0010). */
+  first_claimed_at: Timestamp | null;
+  /** Workflow option `rateLimit`: the key ('' for the whole workflow), and the slot a held run waits for (0010). */
+  rate_key: string | null;
+  rate_slot_at: Timestamp | null;
+  /** Workflow option `debounce`: the key computed at start (0010). */
+  debounce_key: string | null;
   /** `start(..., { tags })` (0011). */
   tags: ColumnType<string[], string[] | undefined, string[]>;
   /** What `ctx.setMetadata` merged in (0011). */

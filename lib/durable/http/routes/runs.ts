@@ -9,6 +9,8 @@ const startBody = z.object({
   workflow: storedName,
   input: z.unknown().optional(),
   id: storedName.optional(),
+  // Checked by start() (an integer a PostgreSQL integer holds): a 422 names the range.
+  priority: z.unknown().optional(),
   // Checked by start() (at most 10, each 1–64 characters).
   tags: z.unknown().optional(),
 });
@@ -76,6 +78,7 @@ export function runsRoute(ctx: RouteContext): Methods<Handler> {
       if (!workflow) throw new WorkflowNotFoundError(body.workflow);
       const started = await durable.start(workflow, body.input, {
         ...(body.id === undefined ? {} : { id: body.id }),
+        ...(body.priority === undefined ? {} : { priority: body.priority as number }),
         ...(body.tags === undefined ? {} : { tags: body.tags as string[] }),
       });
       const read = await durable.inspect(started.id);
@@ -84,6 +87,7 @@ export function runsRoute(ctx: RouteContext): Methods<Handler> {
       return json(started.created ? 201 : 200, {
         id: started.id,
         created: started.created,
+        ...(started.debounced ? { debounced: true } : {}),
         status: status?.status ?? "pending",
         statusToken: started.statusToken,
       });

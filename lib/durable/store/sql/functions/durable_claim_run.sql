@@ -19,6 +19,15 @@
 -- every claim of the key committed before the lock). Only the first keyed candidate waits for its
 -- key's lock (the holder keeps it for one short claim); later ones only try it, so a claimer never
 -- waits while it holds a key's lock and two claimers cannot deadlock. At most 20 candidates.
+-- p_rates ({ workflow: { limit, periodMs } }): a first claim of a run with a rate key is decided
+-- by durable_rate_admit under the key's lock; a refused run is held (moved out of the due range
+-- to its slot, so no later claim reads it before then) and the next candidate is tried.
+--
+-- Priority (0010). Due runs are taken by priority, higher first, then by wake_at: the pick reads
+-- one priority at a time, highest first, each a range of durable_runs_due_priority (priority,
+-- wake_at <= now), and steps to the next lower priority present by one probe of the same index
+-- when a priority has nothing due. A claim costs one probe more than before when every run has
+-- priority 0, and one more per priority above the one it takes.
 --
 -- Deadlines. A run past its deadline (or never claimed by its ttl) is picked whatever its
 -- version or key and ended by durable_end_overdue instead of claimed, and the pick goes on (at
@@ -33,24 +42,36 @@
 -- Answers { run, healed, now, steps, mailbox }, or null when nothing is due.
 
 create or replace function durable_claim_run(
-  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb
+  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb,
+  p_rates jsonb
 ) returns jsonb
 language plpgsql as $$
 declare
   v_workflows text[] := array(select jsonb_array_elements_text(p_workflows));
   v_exclude text[] := array(select jsonb_array_elements_text(coalesce(p_exclude, '[]')));
   v_limits jsonb := coalesce(p_limits, '{}');
+  v_rates jsonb := coalesce(p_rates, '{}');
   v_now timestamptz := durable_now();
   v_run durable_runs;
   v_lost boolean;
   v_limit integer;
+  v_prio integer;
+  v_held timestamptz;
+  v_waited boolean := false;
   v_tries integer := 0;
   v_ended integer := 0;
 begin
+  -- The highest priority among unfinished runs: the first entry of durable_runs_due_priority.
+  v_prio := (select max(priority) from durable_runs where wake_at is not null);
   loop
     if p_run_id is null then
+      if v_prio is null then
+        return null;
+      end if;
+      -- No status test: `wake_at <= v_now` means unfinished (the check constraint), and a status
+      -- test would let the planner take durable_runs_due and filter the priority.
       select * into v_run from durable_runs r
-       where status in ('pending', 'running', 'waiting') and wake_at <= v_now
+       where priority = v_prio and wake_at <= v_now
          and workflow = any (v_workflows) and not (id = any (v_exclude))
          and (durable_version_registered(p_versions, r.workflow, r.version)
               or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0))
@@ -61,6 +82,11 @@ begin
        order by wake_at
        limit 1
        for update skip locked;
+      if not found then
+        -- Nothing due at this priority: the next lower one present, one index probe each.
+        v_prio := (select max(priority) from durable_runs where wake_at is not null and priority < v_prio);
+        continue;
+      end if;
     else
       select * into v_run from durable_runs r
        where id = p_run_id and status in ('pending', 'running', 'waiting') and wake_at <= v_now
@@ -68,9 +94,9 @@ begin
          and (durable_version_registered(p_versions, r.workflow, r.version)
               or r.deadline_at <= v_now or (r.expire_at <= v_now and r.attempts = 0))
        for update skip locked;
-    end if;
-    if not found then
-      return null;
+      if not found then
+        return null;
+      end if;
     end if;
     -- Past its deadline, or never claimed by its ttl: end it and pick again (the test on the row
     -- first, so a claim of a run with neither costs no statement more).
@@ -85,17 +111,35 @@ begin
       end if;
       continue;
     end if;
+    -- A full concurrency key: skip the run for this call. A rate-limited first claim refused:
+    -- the run was held (its wake_at moved to its slot), or its key's lock was busy (skipped).
+    -- Only the first lock a call needs is waited for; later ones are only tried, so a claimer
+    -- never waits while it holds a key's lock and two claimers cannot deadlock.
     v_limit := (v_limits ->> v_run.workflow)::integer;
-    exit when v_run.concurrency_key is null or v_limit is null;
-    if v_tries = 0 then
-      perform pg_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0));
+    v_held := null;
+    if v_run.concurrency_key is not null and v_limit is not null then
+      if not v_waited then
+        perform pg_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0));
+      end if;
+      if not ((not v_waited
+               or pg_try_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0)))
+              and durable_concurrency_used(v_run.workflow, v_run.concurrency_key, v_run.id, v_now) < v_limit) then
+        v_held := 'infinity';
+      end if;
+      v_waited := true;
     end if;
-    exit when (v_tries = 0 or pg_try_advisory_xact_lock(hashtextextended(v_run.workflow || '/' || v_run.concurrency_key, 0)))
-          and durable_concurrency_used(v_run.workflow, v_run.concurrency_key, v_run.id, v_now) < v_limit;
+    if v_held is null and v_run.rate_key is not null and v_run.attempts = 0 and v_rates ? v_run.workflow then
+      v_held := durable_rate_admit(v_run, (v_rates -> v_run.workflow ->> 'limit')::integer,
+                                   (v_rates -> v_run.workflow ->> 'periodMs')::bigint, v_now, not v_waited);
+      v_waited := true;
+    end if;
+    exit when v_held is null;
     if p_run_id is not null then
       return null;
     end if;
-    v_exclude := v_exclude || v_run.id;
+    if v_held = 'infinity' then
+      v_exclude := v_exclude || v_run.id;
+    end if;
     v_tries := v_tries + 1;
     if v_tries >= 20 then
       return null;
@@ -110,6 +154,7 @@ begin
     attempts = attempts + 1,
     lease_until = v_now + p_lease_ms * interval '1 millisecond',
     wake_at = least(v_now + p_lease_ms * interval '1 millisecond', deadline_at),
+    first_claimed_at = coalesce(first_claimed_at, v_now),
     lost_claims = lost_claims + case when v_lost then 1 else 0 end,
     lost_lease_until = case when v_lost then v_run.lease_until else lost_lease_until end,
     updated_at = v_now
@@ -135,6 +180,16 @@ begin
     'mailbox', case when exists (select 1 from durable_signals where run_id = v_run.id and taken_by is null)
                     then durable_mailbox(v_run.id) else '[]'::jsonb end);
 end
+$$;
+
+-- The six-argument form (migrations 0005 to 0009): versions and concurrency limits, no rate limits,
+-- for instances of those releases during a deploy. It runs the seven-argument body, so it claims
+-- by priority too, and starts rate-limited runs without counting them (it knows no limits).
+create or replace function durable_claim_run(
+  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb
+) returns jsonb
+language sql as $$
+  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, p_limits, p_versions, null::jsonb)
 $$;
 
 -- The five-argument form (migration 0004 as it shipped: concurrency limits, no versions), for

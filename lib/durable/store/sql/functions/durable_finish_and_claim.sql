@@ -8,7 +8,8 @@
 
 create or replace function durable_finish_and_claim(
   p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb,
-  p_step jsonb, p_workflows jsonb, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb
+  p_step jsonb, p_workflows jsonb, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb,
+  p_rates jsonb
 ) returns jsonb
 language plpgsql as $$
 declare
@@ -18,6 +19,17 @@ begin
     return jsonb_build_object('finished', v_finished);
   end if;
   return jsonb_build_object('finished', v_finished, 'next',
-    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions));
+    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates));
 end
+$$;
+
+-- The twelve-argument form (0006 to 0009, without rate limits), for instances of those releases
+-- during a deploy.
+create or replace function durable_finish_and_claim(
+  p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb,
+  p_step jsonb, p_workflows jsonb, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb
+) returns jsonb
+language sql as $$
+  select durable_finish_and_claim(p_run_id, p_fence, p_status, p_output, p_error, p_warnings, p_step,
+                                  p_workflows, p_lease_ms, p_exclude, p_limits, p_versions, null::jsonb)
 $$;
