@@ -1,5 +1,5 @@
 // The support chat demo (app/chat) in headless Chromium, under `next start` on the real PostgreSQL
-// server (a throwaway database), with the app's mock model answering slowly (150 ms a chunk), so an
+// server (a throwaway database), with the app's mock model answering slowly (200 ms a chunk), so an
 // answer can be reloaded and stopped while it is written.
 //
 // (a) A reload mid-answer: the page goes on with the same answer, every text it ever showed is a
@@ -9,7 +9,7 @@
 //     chunks written so far stay stored, and a reload shows exactly them.
 // (c) A message naming `refund` parks the run on an approval: the run page lists the call with its
 //     input, Approve on the chat page sends the signal, the refund row is written once, and the
-//     rest of the answer streams in.
+//     rest of the answer streams in. Deny on the run page: no refund, the model told it was denied.
 // (d) How long each text chunk took from its row in durable_stream_chunks to the screen (p50, p90),
 //     as tests/e2e/research.test.ts measures it: both clocks are this machine's; printed, not asserted.
 import { existsSync, mkdirSync } from "node:fs";
@@ -93,7 +93,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
         DURABLE_DASHBOARD: "on",
         // The app's mock model at /api/mock-model, whatever keys this machine has.
         CHAT_MOCK_MODEL: "mock-slow",
-        CHAT_MOCK_DELAY_MS: "150",
+        CHAT_MOCK_DELAY_MS: "200",
         MOCK_MODEL_URL: undefined,
         AI_GATEWAY_API_KEY: undefined,
         OPENAI_API_KEY: undefined,
@@ -199,7 +199,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       await page.reload();
       // Mid-answer: the run still writes it once the new page is up.
       await page.locator('[data-testid="chat"][data-hydrated="true"]').waitFor({ timeout: 30_000 });
-      expect(await statusOf(runId)).toBe("running");
+      expect(await statusOf(runId)).not.toMatch(/^(completed|failed|cancelled)$/);
       await until(async () => (await statusOf(runId)) === "completed", { timeoutMs: 60_000, what: "the turn done" });
 
       const { rows } = await db.query<{ output: { text: string } }>("select output from durable_runs where id = $1", [
@@ -335,6 +335,39 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       expect(await page.locator(done).count()).toBe(1);
       expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0);
       expect((await refunds()).n).toBe(1);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
+  it("Deny on the run page answers the call as denied: no refund, and the model is told so", async () => {
+    const { context, page, chatId, problems } = await openChat();
+    try {
+      await send(page, "Please refund order 1043");
+      const runId = await turnOf(chatId);
+      await page.locator('[data-tool="refund"][data-tool-state="approval-requested"]').waitFor({ timeout: 60_000 });
+
+      const runPage = await context.newPage();
+      await runPage.goto(`${server.url}/runs/${encodeURIComponent(runId)}`);
+      const listed = runPage.getByTestId("tool-approvals");
+      await listed.waitFor({ timeout: 30_000 });
+      await listed.getByRole("button", { name: "Deny" }).click();
+      await runPage.getByText("Denied: the model is told so.").waitFor({ timeout: 30_000 });
+      await until(async () => (await statusOf(runId)) === "completed", { timeoutMs: 60_000, what: "the turn done" });
+      await runPage.getByTestId("tool-approvals").waitFor({ state: "detached", timeout: 30_000 });
+      await runPage.close();
+
+      const { rows } = await db.query<{ output: { text: string } }>("select output from durable_runs where id = $1", [
+        runId,
+      ]);
+      expect(rows[0]!.output.text).toContain("The refund tool answered denied from the dashboard.");
+      expect((await db.query("select 1 from demo_refunds where order_id = '1043'")).rowCount).toBe(0);
+      expect((await db.query("select status from demo_orders where id = '1043'")).rows[0].status).toBe("delivered");
+      // The chat page was left parked: a reload reads the finished turn, denied, and the rest of its answer.
+      await page.reload();
+      await waitForShown(page, runId, rows[0]!.output.text, 30_000);
+      expect(await page.locator('[data-tool="refund"][data-tool-state="output-denied"]').count()).toBe(1);
       expect(problems).toEqual([]);
     } finally {
       await context.close();
