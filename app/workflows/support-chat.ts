@@ -7,12 +7,8 @@ import { formatMoney } from "../mock-providers/payments";
 import { chatModel } from "./chat-model";
 
 /**
- * The support chat of the demo shop (app/chat/page.tsx): each turn of a chat is a run of this
- * workflow (docs/guide/chat.md), its answer an agent (`ctx.step.ai.agent`) whose model turns and
- * tool calls are steps. A reload, a crash or a killed function replays the finished ones from their
- * receipts; the answer's chunks go to the run's stream, which the page reads.
- *
- * The tools' names are words a person types: the mock model calls the tools a message names
+ * The demo shop's tools, for the support chat's agent (`runId`: the turn, recorded with a refund).
+ * Their names are words a person types: the mock model calls the tools a message names
  * ("lookupOrder 1042 and stock", "refund order 1042"), a real model reads their descriptions.
  */
 export function shopTools(runId: string) {
@@ -78,6 +74,12 @@ const SYSTEM =
   "poster. Use the tools to look up orders and stock; refund only when the customer asks for a refund. " +
   "Answer in a few plain sentences.";
 
+/**
+ * The support chat of the demo shop (app/chat/page.tsx): each turn of a chat is a run of this
+ * workflow (docs/guide/chat.md), its answer an agent (`ctx.step.ai.agent`) whose model turns and
+ * tool calls are steps. A reload, a crash or a killed function replays the finished ones from their
+ * receipts; the answer's chunks go to the run's stream, which the page reads.
+ */
 export const supportChat = defineWorkflow({
   name: "support-chat",
   input: chatTurnInput,
