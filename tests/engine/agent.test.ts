@@ -52,6 +52,14 @@ const tools = {
       return { units: 7 };
     },
   }),
+  badNote: txTool({
+    description: "Writes a note, then fails",
+    inputSchema: z.object({ orderId: z.string() }),
+    execute: async (input, { tx }): Promise<string> => {
+      await sql`insert into agent_notes (order_id, external_key) values (${input.orderId}, 'bad')`.execute(tx);
+      throw new Error("the note could not be kept");
+    },
+  }),
   broken: tool({
     description: "Always fails",
     inputSchema: z.object({ orderId: z.string() }),
@@ -248,23 +256,26 @@ describe("ctx.step.ai.agent", () => {
   });
 
   it("writes each turn's UI message chunks to the run's stream, tool outputs from the tool steps", async () => {
-    const { id } = await durable.start(agentRun, { prompt: "order 5: weather and lookupOrder", stream: true });
+    const { id } = await durable.start(agentRun, { prompt: "order 5: weather, lookupOrder and note", stream: true });
     expect(await durable.advance(id)).toBe("completed");
     const chunks = (await durable.readStream(id, { limit: 1000 }))!.chunks;
     expect(chunks.every((c) => !c.broken)).toBe(true);
     const types = chunks.map((c) => (c.data as any).type);
     expect(types).not.toContain("start");
     expect(types).not.toContain("finish");
-    expect(types.filter((t) => t === "start-step")).toHaveLength(2);
-    expect(types.filter((t) => t === "finish-step")).toHaveLength(2);
+    expect(types.filter((t) => t === "start-step")).toHaveLength(3);
+    expect(types.filter((t) => t === "finish-step")).toHaveLength(3);
     expect(chunks.filter((c) => (c.data as any).type === "tool-input-available").map((c) => c.stepId)).toEqual([
       "support/turn-1",
       "support/turn-1",
+      "support/turn-2",
     ]);
+    // A run tool's output comes from its step; a txTool's (a tx step has no stream) from the next turn.
     const outputs = chunks.filter((c) => (c.data as any).type === "tool-output-available");
-    expect(outputs.map((c) => [c.stepId, (c.data as any).output])).toEqual([
-      ["support/tool-call_1_weather", "sunny"],
-      ["support/tool-call_2_lookupOrder", { order: "5", status: "shipped" }],
+    expect(outputs.map((c) => [c.stepId, (c.data as any).toolCallId, (c.data as any).output])).toEqual([
+      ["support/tool-call_1_weather", "call_1_weather", "sunny"],
+      ["support/tool-call_2_lookupOrder", "call_2_lookupOrder", { order: "5", status: "shipped" }],
+      ["support/turn-3", "call_3_note", { noted: "5" }],
     ]);
     const text = chunks
       .filter((c) => (c.data as any).type === "text-delta")
@@ -273,7 +284,7 @@ describe("ctx.step.ai.agent", () => {
     expect(text).toBe(((await durable.status(id))!.output as any).text);
     // Text part ids carry their turn.
     expect(chunks.filter((c) => (c.data as any).type === "text-start").map((c) => (c.data as any).id)).toEqual([
-      expect.stringMatching(/^2-/),
+      expect.stringMatching(/^3-/),
     ]);
   });
 
@@ -296,5 +307,18 @@ describe("ctx.step.ai.agent", () => {
       { toolCallId: "call_1_broken", toolName: "broken", error: "the broken tool failed" },
     ]);
     expect(output.text).toContain("broken answered the broken tool failed");
+  });
+
+  it("rolls back a txTool that fails after its retries, and tells the model the error", async () => {
+    const { id } = await durable.start(agentRun, { prompt: "order 6: badNote" });
+    expect(await durable.advance(id)).toBe("completed");
+    expect((await sql`select * from agent_notes`.execute(db)).rows).toEqual([]);
+    const output = (await durable.status(id))!.output as any;
+    expect(output.steps[0].toolResults).toEqual([
+      { toolCallId: "call_1_badNote", toolName: "badNote", error: "the note could not be kept" },
+    ]);
+    expect(output.text).toContain("badNote answered the note could not be kept");
+    const step = (await durable.status(id))!.steps.find((s) => s.id === "support/tool-call_1_badNote")!;
+    expect(step).toMatchObject({ kind: "tx", status: "failed", attempt: 2 });
   });
 });

@@ -54,6 +54,9 @@ export async function runAgent(
   const added: ModelMessage[] = [];
   const steps: AiAgentStep[] = [];
   const stopConditions = stopWhen === undefined ? [] : Array.isArray(stopWhen) ? stopWhen : [stopWhen];
+  // What the last turn's txTool calls answered: a tx step has no stream writer, so the next turn
+  // writes their output chunks first (docs/guide/agents.md, "A tool that writes to the database").
+  let unshown: unknown[] = [];
   for (let n = 1; ; n++) {
     const turnId = `${id}/turn-${n}`;
     const body = turnBody(exec, recorder, {
@@ -63,11 +66,15 @@ export async function runAgent(
       tools: tools as ToolSet,
       messages: [...conversation],
       stream,
+      leadingChunks: unshown,
     });
     const turn: AgentTurn = await parts.execute(turnId, "ai", body, options.turnOptions);
     conversation.push(...turn.messages);
     added.push(...turn.messages);
-    const toolResults = await answerCalls(parts, id, turnId, turn, tools as ToolSet, conversation, options);
+    const toolResults = await answerCalls(exec, parts, id, turnId, turn, tools as ToolSet, conversation, options);
+    unshown = stream
+      ? toolResults.filter((r) => !("denied" in r) && txToolOf(toolNamed(tools, r.toolName))).map(outputChunk)
+      : [];
     const step: AiAgentStep = { ...turnSummary(turn), toolResults };
     steps.push(step);
     if (toolResults.length > 0) {
@@ -98,6 +105,7 @@ function startingMessages(id: string, prompt: AiAgentOptions["prompt"], messages
  * then the approved calls run and the denied ones are answered as denied.
  */
 async function answerCalls(
+  exec: Execution,
   parts: AgentParts,
   id: string,
   turnId: string,
@@ -109,7 +117,9 @@ async function answerCalls(
   const results = new Map<string, AgentToolResult>();
   const waiting = new Set(turn.approvals);
   const call = (c: AgentToolCall, approval?: ToolApproval) =>
-    answerCall(parts, id, c, tools, conversation, options, approval).then((r) => void results.set(c.toolCallId, r));
+    answerCall(exec, parts, id, c, tools, conversation, options, approval).then(
+      (r) => void results.set(c.toolCallId, r),
+    );
   await Promise.all(turn.toolCalls.filter((c) => !waiting.has(c.toolCallId)).map((c) => call(c)));
   if (waiting.size > 0) {
     const approvals = await collectApprovals(parts, turnId, waiting);
@@ -140,6 +150,7 @@ async function collectApprovals(parts: AgentParts, turnId: string, waiting: Set<
 
 /** One call's answer, a step of its own: the tool's output, its error, or the denial. */
 async function answerCall(
+  exec: Execution,
   parts: AgentParts,
   id: string,
   call: AgentToolCall,
@@ -150,7 +161,7 @@ async function answerCall(
 ): Promise<AgentToolResult> {
   const base = { toolCallId: call.toolCallId, toolName: call.toolName };
   const stepId = `${id}/tool-${call.toolCallId}`;
-  const tool = Object.hasOwn(tools, call.toolName) ? tools[call.toolName] : undefined;
+  const tool = toolNamed(tools, call.toolName);
   const stream = options.stream === true;
   if (call.error !== undefined || !tool) {
     // The model asked for a tool it does not have, or gave input its schema refuses: it is told so.
@@ -171,11 +182,17 @@ async function answerCall(
   });
   const txExecute = txToolOf(tool);
   if (txExecute) {
-    return parts.tx(
-      stepId,
-      async (tx, s) => ({ ...base, output: (await txExecute(call.input, { ...context(s), tx })) ?? null }),
-      options.toolOptions,
-    );
+    try {
+      return await parts.tx(
+        stepId,
+        async (tx, s) => ({ ...base, output: (await txExecute(call.input, { ...context(s), tx })) ?? null }),
+        options.toolOptions,
+      );
+    } catch (error) {
+      // Failed after its retries, its write rolled back: the model is told the error, as for any tool.
+      if (!exec.isRecordedFailure(error)) throw error;
+      return { ...base, error: error instanceof Error ? error.message : String(error) };
+    }
   }
   if (typeof tool.execute !== "function") return { ...base, error: `tool "${call.toolName}" has no execute` };
   return parts.run(
@@ -199,6 +216,18 @@ async function answerCall(
     },
     options.toolOptions,
   );
+}
+
+const toolNamed = (tools: ToolSet, name: string) => (Object.hasOwn(tools, name) ? tools[name] : undefined);
+
+/** The UI message chunk that shows a call's answer. */
+function outputChunk(result: AgentToolResult): unknown {
+  if ("error" in result) return { type: "tool-output-error", toolCallId: result.toolCallId, errorText: result.error };
+  return {
+    type: "tool-output-available",
+    toolCallId: result.toolCallId,
+    output: "output" in result ? result.output : null,
+  };
 }
 
 /** What a tool's `execute` is told of its step, as `options.experimental_context` (read it with `toolStep`). */

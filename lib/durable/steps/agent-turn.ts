@@ -34,6 +34,8 @@ export interface TurnRequest {
   tools: ToolSet;
   messages: ModelMessage[];
   stream: boolean;
+  /** Written before the model's chunks (the previous turn's txTool outputs). */
+  leadingChunks: unknown[];
 }
 
 const loadAi = (): Promise<typeof import("ai")> => import(/* webpackIgnore: true */ /* turbopackIgnore: true */ "ai");
@@ -99,6 +101,7 @@ async function streamedTurn(
   abortSignal: AbortSignal,
 ): Promise<Answer> {
   const out = exec.streams.writer(request.stepId);
+  for (const chunk of request.leadingChunks) out.write(chunk);
   let failure: unknown;
   const result = ai.streamText({ ...call, onError: () => {} } as unknown as Parameters<Ai["streamText"]>[0]);
   let finishStep: unknown;
