@@ -11,6 +11,7 @@
 //   npm run bench -- --retention               the machine and section 7 (retention, 1,000,000 runs) only
 //   npm run bench -- --peers                   the machine and section 8 (graphile-worker, pg-boss, cold start) only
 //   npm run bench -- --operations              the machine and section 9 (list filters, cancelMany) only
+//   npm run bench -- --flow                    the machine and section 10 (rate-limited claims at 1,000,000) only
 import { dropCreatedDatabases } from "./bench/databases";
 import { claimLatency } from "./bench/claim-latency";
 import { loadAverage, machine } from "./bench/machine";
@@ -23,6 +24,7 @@ import { tracingSection } from "./bench/tracing";
 import { retentionSection } from "./bench/retention";
 import { peersSection } from "./bench/peers";
 import { operationsSection } from "./bench/operations";
+import { flowControlSection } from "./bench/flow-control";
 import type { CpuSpent } from "./bench/cpu";
 import {
   drainOnPGlite,
@@ -56,8 +58,17 @@ const CLAIM_SAMPLES = 500;
 const FINISHED_RUNS = 1_000_000;
 const SCALE_RUNS = 2_000;
 const CHILD_SAMPLES = 30;
-type Section = "core" | "children" | "scale" | "tracing" | "retention" | "peers" | "operations";
-const SECTIONS: readonly Section[] = ["core", "children", "scale", "tracing", "retention", "peers", "operations"];
+type Section = "core" | "children" | "scale" | "tracing" | "retention" | "peers" | "operations" | "flow";
+const SECTIONS: readonly Section[] = [
+  "core",
+  "children",
+  "scale",
+  "tracing",
+  "retention",
+  "peers",
+  "operations",
+  "flow",
+];
 const began = performance.now();
 const options = parseOptions(process.argv.slice(2));
 
@@ -106,6 +117,9 @@ try {
 
   // ── 9. Operations: list filters and cancelMany on 100,000 runs (scripts/bench/operations.ts) ──
   if (all || options.only === "operations") await operationsSection(heading, table);
+
+  // ── 10. Flow control: a rate-limited claim at 1,000,000 finished runs (scripts/bench/flow-control.ts) ──
+  if (all || options.only === "flow") await flowControlSection(heading, table, CLAIM_SAMPLES, FINISHED_RUNS, 10_000);
 } finally {
   await dropCreatedDatabases();
 }
@@ -405,7 +419,8 @@ async function childrenSection(): Promise<void> {
 /**
  * `--core` (sections 1–4 only), `--children` (section 1's parent of 10 children only), `--scale`
  * (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only), `--peers`
- * (section 8 only), `--operations` (section 9 only) and `--scale-runs N`; anything else is refused.
+ * (section 8 only), `--operations` (section 9 only), `--flow` (section 10 only) and `--scale-runs N`;
+ * anything else is refused.
  */
 function parseOptions(args: string[]): { only: Section | null; scaleRuns: number } {
   const parsed: { only: Section | null; scaleRuns: number } = { only: null, scaleRuns: SCALE_RUNS };
@@ -424,7 +439,8 @@ function parseOptions(args: string[]): { only: Section | null; scaleRuns: number
     } else {
       console.error(
         `unknown option ${arg}: npm run bench ` +
-          "[-- --core | --children | --scale | --tracing | --retention | --peers | --operations] [--scale-runs N]",
+          "[-- --core | --children | --scale | --tracing | --retention | --peers | --operations | --flow] " +
+          "[--scale-runs N]",
       );
       process.exit(2);
     }
