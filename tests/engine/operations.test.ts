@@ -271,7 +271,7 @@ describe("operations (PGlite)", () => {
   });
 
   it("forks a failed run from its failed step: the copied receipts replay, the rest runs", async () => {
-    await durable.start(pipeline, { order: "o-1" }, { id: "src", tags: ["orders"] });
+    await durable.start(pipeline, { order: "o-1" }, { id: "src", tags: ["orders"], priority: 3 });
     await durable.tick({ budgetMs: 40_000 });
     const source = (await durable.status("src"))!;
     expect(source.status).toBe("failed");
@@ -282,6 +282,10 @@ describe("operations (PGlite)", () => {
     expect(forked).toMatchObject({ id: "src-fork", created: true });
     expect(typeof forked.statusToken).toBe("string");
     await durable.tick({ budgetMs: 40_000 });
+    // The fork keeps the source's priority (and rate key): it is claimed as the source was.
+    const { rows: claimedAs } = await sql<{ priority: number }>`
+      select priority from durable_runs where id = 'src-fork'`.execute(db);
+    expect(claimedAs).toEqual([{ priority: 3 }]);
     const fork = (await durable.status("src-fork"))!;
     expect(fork).toMatchObject({
       status: "completed",

@@ -786,10 +786,11 @@ begin
   end if;
 
   insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                            deadline_at, tags, attempts, forked_from, forked_from_step)
+                            deadline_at, tags, attempts, forked_from, forked_from_step, priority, rate_key)
   values (p_id, v_source.workflow, v_source.input, v_now, v_source.concurrency_key,
           v_source.singleton_key, v_source.version,
-          v_now + p_deadline_ms * interval '1 millisecond', v_source.tags, 1, p_source, p_from_step)
+          v_now + p_deadline_ms * interval '1 millisecond', v_source.tags, 1, p_source, p_from_step,
+          v_source.priority, v_source.rate_key)
   on conflict do nothing;
   if not found then
     select * into v_existing from durable_runs where id = p_id;
