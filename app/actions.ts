@@ -7,7 +7,7 @@ import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
 import { after } from "next/server";
 import { DurableError, InvalidInputError, RunStateConflictError, TOOL_APPROVAL_SIGNAL } from "@/lib/durable";
-import { assertDashboardEnabled } from "./components/dashboard-access";
+import { assertDashboardAccess } from "./dashboard-access";
 import { getDurable } from "./durable";
 import { settle, type DeliveryOutcome } from "./mock-providers/payments";
 import { demos } from "./workflows/catalog";
@@ -40,7 +40,8 @@ async function advanceSoon(id: string) {
 /** Runs an action; known refusals (finished run, timed-out wait…) become a message, not a crash. */
 async function attempt(what: string, fn: () => Promise<string>): Promise<ActionResult> {
   try {
-    assertDashboardEnabled();
+    // Every action asks itself: a server action is an endpoint anyone may POST to with its id.
+    await assertDashboardAccess();
     const message = await fn();
     revalidatePath("/");
     return { ok: true, message };
@@ -53,7 +54,7 @@ async function attempt(what: string, fn: () => Promise<string>): Promise<ActionR
 
 /** Starts a demo with its sample input and opens its run page. */
 export async function startDemo(workflow: string): Promise<void> {
-  assertDashboardEnabled();
+  await assertDashboardAccess();
   const demo = demos.find((d) => d.workflow === workflow);
   if (!demo) throw new InvalidInputError(`no demo "${String(workflow).slice(0, 100)}"`);
   const durable = await getDurable();

@@ -1,11 +1,16 @@
 import Link from "next/link";
-import { InvalidInputError, type ListPage } from "@/lib/durable";
+import type { ReactNode } from "react";
+import { type Durable, InvalidInputError, type RunStatus } from "@/lib/durable";
 import { startDemo } from "./actions";
 import { AutoRefresh } from "./components/auto-refresh";
-import { DashboardOff, dashboardEnabled } from "./components/dashboard-access";
+import { BulkForm } from "./components/bulk-form";
+import { DashboardClosed } from "./components/dashboard-access";
+import { type ListFilters, listHref, RunFilters } from "./components/run-filters";
 import { RunsTable } from "./components/runs-table";
 import { SchedulesCard } from "./components/schedules-card";
 import { SubmitButton } from "./components/submit-button";
+import { dashboardAccess, signedInWithCookie } from "./dashboard-access";
+import { signOut } from "./dashboard-actions";
 import { getDurable } from "./durable";
 import { countLabel, countRuns } from "./runs/counts";
 import { readOutcomes } from "./runs/outcomes";
@@ -15,50 +20,99 @@ export const dynamic = "force-dynamic";
 // startDemo advances the new run after answering: give it the same time as the routes.
 export const maxDuration = 60;
 
+type RunStatusValue = RunStatus["status"];
+
 const FILTERS = ["all", "waiting", "running", "pending", "completed", "failed", "cancelled"] as const;
 type Filter = (typeof FILTERS)[number];
 
-type Props = { searchParams: Promise<{ status?: string; cursor?: string }> };
+type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
-export default async function Home({ searchParams }: Props) {
-  if (!dashboardEnabled()) return <DashboardOff />;
-  const params = await searchParams;
-  const filter: Filter = FILTERS.find((f) => f === params.status) ?? "all";
-  const durable = await getDurable();
-  const [counts, schedules] = await Promise.all([countRuns(durable.db), durable.schedules()]);
-  const status = filter === "all" ? undefined : filter;
-  let page: ListPage;
+const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) || undefined;
+
+/** The title and the public demo: all that a request that may not operate the dashboard sees. */
+function Hero({ children }: { children?: ReactNode }) {
+  return (
+    <header className="hero">
+      <h1>Durable runs</h1>
+      <p className="lede">
+        Multi-step work that survives being killed halfway, on nothing but Postgres and ordinary route handlers. Start a
+        demo, then watch its steps: every completed step leaves a receipt, and a replay answers from it.
+      </p>
+      <p>
+        <Link href="/chat/new" className="button" data-testid="chat-demo-link">
+          Open the support chat →
+        </Link>{" "}
+        <span className="small muted">an agent with tools, each answer a run: reload, stop, approve a refund</span>
+      </p>
+      {children}
+    </header>
+  );
+}
+
+/** A page of runs for these filters; a filter the API refuses is said, not thrown. */
+async function readPage(durable: Durable, filters: ListFilters, cursor: string | undefined) {
+  const query = {
+    status: filters.status as RunStatusValue | undefined,
+    workflow: filters.workflow,
+    tag: filters.tag,
+    version: filters.version,
+    parentId: filters.parent,
+    limit: 25,
+  };
   try {
-    page = await durable.list({ status, limit: 25, ...(params.cursor ? { cursor: params.cursor } : {}) });
+    return { page: await durable.list({ ...query, ...(cursor ? { cursor } : {}) }), refused: null };
   } catch (e) {
     if (!InvalidInputError.is(e)) throw e;
-    page = await durable.list({ status, limit: 25 }); // a cursor this API did not hand out: first page
+    if (!cursor) return { page: { runs: [], nextCursor: null }, refused: e.message };
+    // A cursor this API did not hand out: the first page.
+    return readPage(durable, filters, undefined);
   }
+}
+
+export default async function Home({ searchParams }: Props) {
+  const params = await searchParams;
+  const filter: Filter = FILTERS.find((f) => f === first(params.status)) ?? "all";
+  const filters: ListFilters = {
+    status: filter === "all" ? undefined : filter,
+    workflow: first(params.workflow),
+    tag: first(params.tag),
+    version: first(params.version),
+    parent: first(params.parent),
+  };
+  const cursor = first(params.cursor);
+  const access = await dashboardAccess();
+  if (access !== "open") {
+    return (
+      <>
+        <Hero />
+        <DashboardClosed access={access} next={listHref(filters)} />
+      </>
+    );
+  }
+  const durable = await getDurable();
+  const [counts, schedules, { page, refused }, signedIn] = await Promise.all([
+    countRuns(durable.db),
+    durable.schedules(),
+    readPage(durable, filters, cursor),
+    signedInWithCookie(),
+  ]);
   const outcomes = await readOutcomes(durable.db, page.runs);
   const now = Date.now();
-  const hrefFor = (f: Filter, cursor?: string) => {
-    const query = new URLSearchParams();
-    if (f !== "all") query.set("status", f);
-    if (cursor) query.set("cursor", cursor);
-    const text = query.toString();
-    return text ? `/?${text}` : "/";
-  };
+  const narrowed = Boolean(filters.workflow || filters.tag || filters.version || filters.parent);
+  const workflowNames = [...durable.workflows.keys()].sort();
 
   return (
     <>
-      <header className="hero">
-        <h1>Durable runs</h1>
-        <p className="lede">
-          Multi-step work that survives being killed halfway, on nothing but Postgres and ordinary route handlers. Start
-          a demo, then watch its steps: every completed step leaves a receipt, and a replay answers from it.
-        </p>
-        <p>
-          <Link href="/chat/new" className="button" data-testid="chat-demo-link">
-            Open the support chat →
-          </Link>{" "}
-          <span className="small muted">an agent with tools, each answer a run: reload, stop, approve a refund</span>
-        </p>
-      </header>
+      <Hero>
+        {signedIn ? (
+          <form action={signOut} className="signed-in small muted">
+            Signed in with the admin secret.{" "}
+            <button type="submit" className="link-button">
+              Sign out
+            </button>
+          </form>
+        ) : null}
+      </Hero>
 
       <section aria-labelledby="demos-title">
         <h2 id="demos-title" className="section-title">
@@ -97,7 +151,7 @@ export default async function Home({ searchParams }: Props) {
             {FILTERS.map((f) => (
               <Link
                 key={f}
-                href={hrefFor(f)}
+                href={listHref({ ...filters, status: f === "all" ? undefined : f })}
                 className={f === filter ? "filter filter-active" : "filter"}
                 aria-current={f === filter ? "page" : undefined}
               >
@@ -107,16 +161,31 @@ export default async function Home({ searchParams }: Props) {
             ))}
           </nav>
         </div>
-        {page.runs.length === 0 ? (
+        <RunFilters filters={filters} workflows={workflowNames} />
+        {refused ? (
+          <p className="panel action-error" role="alert" data-testid="filter-refused">
+            The filter was refused: {refused}
+          </p>
+        ) : page.runs.length === 0 ? (
           <div className="panel empty">
-            {counts.all === 0 ? "No runs yet. Start a demo above." : `No ${filter} runs.`}
+            {counts.all === 0
+              ? "No runs yet. Start a demo above."
+              : narrowed
+                ? "No runs match these filters."
+                : `No ${filter} runs.`}
           </div>
         ) : (
-          <RunsTable runs={page.runs} outcomes={outcomes} now={now} />
+          <BulkForm>
+            <RunsTable runs={page.runs} outcomes={outcomes} now={now} selectable />
+          </BulkForm>
         )}
         <div className="pager">
-          {params.cursor ? <Link href={hrefFor(filter)}>← Newest</Link> : <span />}
-          {page.nextCursor ? <Link href={hrefFor(filter, page.nextCursor)}>Older →</Link> : null}
+          {cursor ? <Link href={listHref(filters)}>← Newest</Link> : <span />}
+          {page.nextCursor ? (
+            <Link href={listHref(filters, page.nextCursor)} data-testid="older">
+              Older →
+            </Link>
+          ) : null}
         </div>
       </section>
       <SchedulesCard schedules={schedules} now={now} />

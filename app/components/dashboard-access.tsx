@@ -1,15 +1,13 @@
-/**
- * The dashboard's pages and server actions act as the admin (they start, signal, cancel and retry
- * any run) without asking who is there. So in production they are off unless DURABLE_DASHBOARD=on
- * says the deployment is private (Vercel Deployment Protection, a VPN, your own auth in front).
- * `npm run dev` always has them.
- */
-export function dashboardEnabled(): boolean {
-  return process.env.NODE_ENV !== "production" || process.env.DURABLE_DASHBOARD === "on";
-}
+import { type DashboardAccess, dashboardEnabled } from "../dashboard-access";
+import { DashboardSignIn } from "./dashboard-sign-in";
 
-export function assertDashboardEnabled(): void {
-  if (!dashboardEnabled()) throw new Error("the dashboard is off in production: set DURABLE_DASHBOARD=on");
+// Who may see and operate the dashboard is decided in app/dashboard-access.ts; these are what a
+// page shows instead of itself when the answer is no.
+export { dashboardEnabled };
+
+/** What a page shows instead of itself: the notice that it is off, or the sign-in. */
+export function DashboardClosed({ access, next }: { access: Exclude<DashboardAccess, "open">; next: string }) {
+  return access === "off" ? <DashboardOff /> : <DashboardSignIn next={next} />;
 }
 
 export function DashboardOff() {
@@ -18,8 +16,8 @@ export function DashboardOff() {
       <h1>The dashboard is off</h1>
       <p>
         Its pages and buttons act as the admin: they start, signal, cancel and retry any run. In production they stay
-        off until you put the deployment behind access control (for example Vercel Deployment Protection) and set{" "}
-        <code>DURABLE_DASHBOARD=on</code>.
+        off until you set <code>DURABLE_DASHBOARD=on</code>; then they ask for a sign-in with the admin secret, or for
+        your app&apos;s own authorization (<code>app/dashboard-auth.ts</code>).
       </p>
       <p>
         The API is on either way: <code>/api/durable/runs</code> with <code>Authorization: Bearer $DURABLE_SECRET</code>

@@ -4,7 +4,7 @@ import { Fragment } from "react";
  * A value as indented JSON that grows with its content. A long string wraps after its slashes
  * (a URL, a path) rather than at any character: each slash is followed by a line-break opportunity.
  */
-export function JsonOutput({ value }: { value: unknown }) {
+export function JsonOutput({ value, testId = "output" }: { value: unknown; testId?: string }) {
   const text = JSON.stringify(value, null, 2) ?? "undefined";
   let offset = 0;
   const parts = text.split(/(?<=\/)(?=[^/])/).map((part) => {
@@ -18,7 +18,7 @@ export function JsonOutput({ value }: { value: unknown }) {
     );
   });
   return (
-    <pre className="json" data-testid="output">
+    <pre className="json" data-testid={testId}>
       {parts}
     </pre>
   );

@@ -1,4 +1,5 @@
 import type { RunEvent, RunStatus } from "@/lib/durable";
+import { ForkButton } from "./fork-button";
 import { formatCount, formatDuration, formatTimestamp, STEP_KIND_LABELS, tokensOf } from "./format";
 import { StatusBadge } from "./status-badge";
 import { type CompositionFacts, NO_COMPOSITION, StepComposition } from "./step-composition";
@@ -43,6 +44,7 @@ export function RunTimeline({
   now,
   events = [],
   facts = NO_COMPOSITION,
+  forkable = false,
 }: {
   run: RunStatus;
   now: number | null;
@@ -50,6 +52,8 @@ export function RunTimeline({
   events?: TimelineEvent[];
   /** The children's statuses and the callbacks' steps, for the composition steps. */
   facts?: CompositionFacts;
+  /** "Fork from here" on each completed and failed step (the dashboard's; docs/guide/runs.md, "Forking a run"). */
+  forkable?: boolean;
 }) {
   const origin = Date.parse(run.createdAt);
   if (run.steps.length === 0 && events.length === 0) {
@@ -73,6 +77,7 @@ export function RunTimeline({
               origin={origin}
               now={now}
               facts={facts}
+              forkRunId={forkable ? run.id : null}
             />
           ),
         )}
@@ -107,6 +112,7 @@ function TimelineStep({
   origin,
   now,
   facts,
+  forkRunId,
 }: {
   step: Step;
   previous: Step | undefined;
@@ -114,6 +120,8 @@ function TimelineStep({
   origin: number;
   now: number | null;
   facts: CompositionFacts;
+  /** The run to fork from this step, when the page offers it. */
+  forkRunId: string | null;
 }) {
   const finished = step.completedAt ? Date.parse(step.completedAt) : null;
   let started = step.startedAt ? Date.parse(step.startedAt) : null;
@@ -176,6 +184,9 @@ function TimelineStep({
           <div className="timeline-error">
             <code>{step.error.code}</code> {step.error.message}
           </div>
+        ) : null}
+        {forkRunId !== null && (step.status === "completed" || step.status === "failed") ? (
+          <ForkButton runId={forkRunId} stepId={step.id} />
         ) : null}
       </div>
     </li>
@@ -256,6 +267,17 @@ export function describeEvent(event: TimelineEvent): { title: string; detail: st
       };
     case "retry":
       return { title: "Retried", detail: "failed steps run again; completed steps keep their receipts", tone: "retry" };
+    case "fork": {
+      const copied = typeof data.copied === "number" ? data.copied : null;
+      const receipts = copied === null ? "its receipts" : `${copied} receipt${copied === 1 ? "" : "s"}`;
+      return {
+        title: "Forked",
+        detail:
+          `from run ${text(data.from) ?? "?"} at step "${text(data.fromStep) ?? "?"}": ` +
+          `${receipts} copied, replayed rather than run again`,
+        tone: "retry",
+      };
+    }
     case "version.unknown":
       return {
         title: `Unknown version ${text(data.version) ?? "(none)"}`,

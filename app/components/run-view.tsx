@@ -15,8 +15,9 @@ import { outcomeOf } from "./outcome";
 import { OutcomeBadge } from "./outcome-badge";
 import { progressOf } from "./progress";
 import { RunActions, WaitingPanel } from "./run-controls";
-import { RunFamily, type RunLink } from "./run-family";
+import { RunFamily, type RunLink, runHref } from "./run-family";
 import { RunTimeline, type TimelineEvent } from "./run-timeline";
+import { RunTags } from "./runs-table";
 import { StatusBadge } from "./status-badge";
 import type { CompositionFacts } from "./step-composition";
 
@@ -78,6 +79,8 @@ export interface RunViewProps {
   callbacks?: CallbackView[];
   /** Whether the callbacks get a form that POSTs to them (dev only). */
   callbackForm?: boolean;
+  /** Whether the timeline offers "Fork from here" on its completed and failed steps. */
+  forkable?: boolean;
 }
 
 const NO_FAMILY = { parent: null, children: [], more: false };
@@ -85,7 +88,7 @@ const NO_FAMILY = { parent: null, children: [], more: false };
 /** The run page: a live timeline kept current by useDurableRun. */
 export function RunView(props: RunViewProps) {
   const { initial, renderedAt, token, title, demo, details, live, events = [] } = props;
-  const { family = NO_FAMILY, callbacks = [], callbackForm = false } = props;
+  const { family = NO_FAMILY, callbacks = [], callbackForm = false, forkable = false } = props;
   const router = useRouter();
   const { run: polled, error, refresh } = useDurableRun(initial.id, { token, initial });
   const run = polled ?? initial;
@@ -132,6 +135,13 @@ export function RunView(props: RunViewProps) {
             ) : null}
           </p>
           <h1 className="run-id">{run.id}</h1>
+          {run.forkedFrom ? (
+            <p className="forked-from" data-testid="forked-from">
+              Forked from <Link href={runHref(run.forkedFrom.runId)}>{run.forkedFrom.runId}</Link> at step{" "}
+              <code>{run.forkedFrom.stepId}</code>: the steps before it replay the source&apos;s receipts.
+            </p>
+          ) : null}
+          <RunTags tags={run.tags ?? []} />
           {demo ? <p className="lede">{demo.summary}</p> : null}
         </div>
         <div className="run-state">
@@ -220,11 +230,21 @@ export function RunView(props: RunViewProps) {
       <div className="run-columns">
         <section className="panel timeline-panel">
           <h2>{events.length > 0 ? "Steps and events" : "Steps"}</h2>
-          <RunTimeline run={run} now={clock} events={events} facts={facts} />
+          <RunTimeline run={run} now={clock} events={events} facts={facts} forkable={forkable} />
         </section>
         <aside className="run-side">
           <RunActions run={run} onChange={refresh} />
           <RunFamily parent={family.parent} kids={family.children} more={family.more} />
+          {Object.keys(run.metadata ?? {}).length > 0 ? (
+            <section className="panel" data-testid="run-metadata">
+              <h2>Metadata</h2>
+              <JsonOutput value={run.metadata} testId="metadata" />
+              <p className="small muted">
+                Set by the run with <code>ctx.setMetadata</code>; find runs by it with{" "}
+                <code>durable.list({"{ metadata }"})</code>.
+              </p>
+            </section>
+          ) : null}
           {run.status === "completed" ? (
             <section className="panel">
               <h2>Output</h2>

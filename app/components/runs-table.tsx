@@ -10,22 +10,26 @@ import { StatusBadge } from "./status-badge";
  * The runs list: a table on a wide screen; under 640 px each row is a card, its cells stacked
  * with their column's name (`data-label`, shown by app/globals.css). A completed run shows its
  * outcome under its status (`outcomes`, by run id: app/runs/outcomes.ts); a child run links to its
- * parent (docs/guide/dashboard.md, "Composition on the run page").
+ * parent (docs/guide/dashboard.md, "Composition on the run page"). With `selectable`, each row has a
+ * box (`select`, its run id) for the bulk form around the table (app/components/bulk-form.tsx).
  */
 export function RunsTable({
   runs,
   outcomes = {},
   now,
+  selectable = false,
 }: {
   runs: RunSummary[];
   outcomes?: Record<string, Outcome>;
   now: number;
+  selectable?: boolean;
 }) {
   return (
     <div className="table-wrap">
-      <table className="runs-table stack-table">
+      <table className={selectable ? "runs-table stack-table selectable" : "runs-table stack-table"}>
         <thead>
           <tr>
+            {selectable ? <th className="cell-select" aria-label="Select" /> : null}
             <th>Run</th>
             <th>Status</th>
             <th>Waiting for</th>
@@ -36,7 +40,7 @@ export function RunsTable({
         </thead>
         <tbody>
           {runs.map((run) => (
-            <RunRow key={run.id} run={run} outcome={outcomes[run.id] ?? null} now={now} />
+            <RunRow key={run.id} run={run} outcome={outcomes[run.id] ?? null} now={now} selectable={selectable} />
           ))}
         </tbody>
       </table>
@@ -44,10 +48,25 @@ export function RunsTable({
   );
 }
 
-function RunRow({ run, outcome, now }: { run: RunSummary; outcome: Outcome | null; now: number }) {
+function RunRow({
+  run,
+  outcome,
+  now,
+  selectable,
+}: {
+  run: RunSummary;
+  outcome: Outcome | null;
+  now: number;
+  selectable: boolean;
+}) {
   const href = `/runs/${encodeURIComponent(run.id)}`;
   return (
-    <tr data-run={run.id}>
+    <tr data-run={run.id} data-status={run.status}>
+      {selectable ? (
+        <td className="cell-select">
+          <input type="checkbox" name="select" value={run.id} aria-label={`Select ${run.id}`} />
+        </td>
+      ) : null}
       <td className="cell-main">
         <Link href={href} className="run-link">
           <code>{run.id}</code>
@@ -64,6 +83,7 @@ function RunRow({ run, outcome, now }: { run: RunSummary; outcome: Outcome | nul
             </Link>
           </div>
         ) : null}
+        <RunTags tags={run.tags ?? []} />
       </td>
       <td data-label="Status">
         <StatusBadge status={run.status} />
@@ -103,5 +123,21 @@ function RunRow({ run, outcome, now }: { run: RunSummary; outcome: Outcome | nul
         {formatRelative(run.updatedAt, now)}
       </td>
     </tr>
+  );
+}
+
+/** A run's tags, each a link to the list filtered by it. */
+export function RunTags({ tags }: { tags: readonly string[] }) {
+  if (tags.length === 0) return null;
+  return (
+    <ul className="tags" data-testid="run-tags" aria-label="Tags">
+      {tags.map((tag) => (
+        <li key={tag}>
+          <Link href={`/?tag=${encodeURIComponent(tag)}`} className="tag" data-tag={tag}>
+            {tag}
+          </Link>
+        </li>
+      ))}
+    </ul>
   );
 }

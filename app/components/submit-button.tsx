@@ -13,17 +13,28 @@ export function SubmitButton({
   className = "button",
   name,
   value,
+  label,
 }: {
   children: ReactNode;
   pendingLabel: string;
   className?: string;
   name?: string;
   value?: string;
+  /** The button's accessible name, when its text alone would not tell which one it is. */
+  label?: string;
 }) {
   const { pending, data } = useFormStatus();
   const pressed = pending && (name === undefined || data?.get(name) === value);
   return (
-    <button type="submit" className={className} disabled={pending} aria-busy={pressed} name={name} value={value}>
+    <button
+      type="submit"
+      className={className}
+      disabled={pending}
+      aria-busy={pressed}
+      aria-label={label}
+      name={name}
+      value={value}
+    >
       {pressed ? pendingLabel : children}
     </button>
   );

@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { AutoRefresh } from "../components/auto-refresh";
-import { DashboardOff, dashboardEnabled } from "../components/dashboard-access";
+import { DashboardClosed } from "../components/dashboard-access";
+import { dashboardAccess } from "../dashboard-access";
 import { ProviderTotals } from "../components/provider-totals";
 import { RequestLog } from "../components/request-log";
 import { getDurable } from "../durable";
@@ -17,7 +18,8 @@ type Props = { searchParams: Promise<{ run?: string; before?: string }> };
  * request log pages by 50, newest first (`?before=` is the cursor); `?run=` keeps one run's.
  */
 export default async function MockProvidersPage({ searchParams }: Props) {
-  if (!dashboardEnabled()) return <DashboardOff />;
+  const access = await dashboardAccess();
+  if (access !== "open") return <DashboardClosed access={access} next="/mock-providers" />;
   const params = await searchParams;
   const runId = params.run || undefined;
   // The cursor is the id of the last request on the page before; anything else starts at the newest.

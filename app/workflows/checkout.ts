@@ -37,6 +37,8 @@ export const checkout = defineWorkflow({
         values (${orderId}, ${ctx.runId}, ${input.sku}, ${input.quantity}, ${amountCents}, 'reserved')`.execute(tx);
       return { amountCents };
     });
+    // What an operator looks for later (the run page shows it; `durable.list({ metadata })` finds it).
+    ctx.setMetadata({ orderId, sku: input.sku, stage: "reserved" });
 
     const releaseStock = (id: string, status: string) =>
       ctx.step.tx(id, async (tx) => {
@@ -67,6 +69,7 @@ export const checkout = defineWorkflow({
       return { orderId, status: "payment_failed", reason: (error as Error).message };
     }
 
+    ctx.setMetadata({ stage: "charged", chargeId: payment.id });
     const settled = await ctx.step.waitForSignal("payment.settled", { timeout: "15m" });
     if (!settled) {
       await ctx.step.run(
@@ -82,6 +85,7 @@ export const checkout = defineWorkflow({
         retries,
       );
       await releaseStock("release-stock", "cancelled");
+      ctx.setMetadata({ stage: "refunded" });
       return { orderId, status: "cancelled", reason: "the payment did not settle within 15 minutes; refunded" };
     }
 
@@ -94,6 +98,7 @@ export const checkout = defineWorkflow({
         where id = ${orderId}`.execute(tx);
       return { confirmed: orderId };
     });
+    ctx.setMetadata({ stage: "confirmed" });
     return { orderId, status: "confirmed", chargeId: payment.id, amount: formatMoney(order.amountCents) };
   },
 });

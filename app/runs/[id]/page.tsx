@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { DashboardOff, dashboardEnabled } from "@/app/components/dashboard-access";
+import { DashboardClosed } from "@/app/components/dashboard-access";
+import { dashboardAccess } from "@/app/dashboard-access";
 import { TIMELINE_EVENT_LIMIT, toTimelineEvents } from "@/app/components/run-timeline";
 import { RunView } from "@/app/components/run-view";
 import { ToolApprovals } from "@/app/components/tool-approvals";
@@ -29,8 +30,9 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 }
 
 export default async function RunPage({ params }: Props) {
-  if (!dashboardEnabled()) return <DashboardOff />;
   const id = await runIdOf({ params });
+  const access = await dashboardAccess();
+  if (access !== "open") return <DashboardClosed access={access} next={`/runs/${encodeURIComponent(id)}`} />;
   const durable = await getDurable();
   const run = await durable.status(id);
   if (!run) notFound();
@@ -60,6 +62,7 @@ export default async function RunPage({ params }: Props) {
       family={family}
       callbacks={callbacks}
       callbackForm={process.env.NODE_ENV !== "production"}
+      forkable
     />
   );
 }
