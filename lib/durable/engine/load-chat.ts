@@ -1,4 +1,5 @@
-import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
+import type { UIMessage, UIMessageChunk } from "ai";
+import { loadAi } from "../steps/load-ai";
 import type { StreamChunk } from "../store";
 import { chatTurnInput } from "./chat-input";
 import { isTerminalTurn, readActiveChatTurn } from "./chat-turns";
@@ -59,6 +60,7 @@ async function assembleAnswer(durable: Durable, runId: string): Promise<UIMessag
   let last: UIMessage | null = null;
   // A chunk the SDK cannot apply (a delta of a part that never started) ends the fold there: the
   // answer is what came before it, as a client reading the stream would have been left with.
+  const { readUIMessageStream } = await loadAi();
   const messages = readUIMessageStream<UIMessage>({ stream, onError: () => {}, terminateOnError: true });
   try {
     for await (const message of messages) last = message;

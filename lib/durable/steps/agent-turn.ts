@@ -3,6 +3,7 @@ import type { Execution } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
 import type { AgentToolCall, AiAgentOptions, AiUsage } from "../types";
 import { compact, usageOf } from "./ai-usage";
+import { loadAi } from "./load-ai";
 import type { Body } from "./effect-steps";
 
 /**
@@ -37,8 +38,6 @@ export interface TurnRequest {
   /** Written before the model's chunks (the previous turn's txTool outputs). */
   leadingChunks: unknown[];
 }
-
-const loadAi = (): Promise<typeof import("ai")> => import(/* webpackIgnore: true */ /* turbopackIgnore: true */ "ai");
 
 /**
  * The body of a turn: one model call with the tools as the model sees them, and `stopWhen` of one

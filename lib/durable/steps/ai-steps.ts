@@ -16,6 +16,7 @@ import type {
 } from "../types";
 import { type AgentParts, runAgent } from "./agent-step";
 import { compact, usageOf } from "./ai-usage";
+import { loadAi } from "./load-ai";
 import type { Body } from "./effect-steps";
 
 /** `execute` of steps/effect-steps.ts: runs a body as a step of a kind, with the effect-step rules. */
@@ -24,14 +25,6 @@ type Execute = (id: string, kind: "ai", body: Body, options?: StepOptions) => Pr
 type AfterFlush = <A extends unknown[], R>(step: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
 
 const DEFAULT_CONCURRENCY = 4;
-
-/**
- * The AI SDK, loaded the first time an AI step's body runs: a workflow that never calls a model
- * never loads it, and a replay answered from receipts does not either (docs/decisions.md). `ai` is
- * an optional peer of the package (docs/guide/installing.md, "The entry points and the packages they need"), so the
- * bundler is told to leave this import to Node at run time: an app without `ai` builds.
- */
-const loadAi = (): Promise<typeof import("ai")> => import(/* webpackIgnore: true */ /* turbopackIgnore: true */ "ai");
 
 /** An AiTextResult from a partial one: what a mocked AI step records (lib/durable/testing.ts). */
 export function completeAiTextResult(partial: Partial<AiTextResult> = {}): AiTextResult {
