@@ -17,6 +17,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusTokenFor } from "@/lib/durable/auth/status-token";
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
+import { signInCookie } from "./helpers/dashboard-session";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
 import { buildApp, REPO_ROOT, startNext, startNextDev, type NextServer } from "./helpers/next-server";
 
@@ -270,6 +271,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("the order of runs on 
 
     it("shows the URL without the dev form; the third party's POST to it completes the order", async () => {
       const page = await browser.newPage({ viewport: PHONE });
+      // In production the dashboard asks for a sign-in (docs/guide/dashboard.md, "Who may operate it").
+      await signInCookie(page.context(), server.url, secrets.env.DURABLE_SECRET);
       const problems = watchProblems(page);
       try {
         const runId = await startOrder(page, server.url, 30_000);

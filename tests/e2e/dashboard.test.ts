@@ -15,7 +15,9 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusTokenFor } from "@/lib/durable/auth/status-token";
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
+import { signInCookie } from "./helpers/dashboard-session";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
+import { layoutProblems } from "./helpers/layout";
 import { buildApp, REPO_ROOT, startNext, startNextDev, type NextServer } from "./helpers/next-server";
 
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
@@ -44,53 +46,6 @@ async function startDemo(page: Page, baseUrl: string, workflow: string, timeout 
   await page.locator(`form[data-demo="${workflow}"] button[type="submit"]`).click();
   await page.waitForURL(new RegExp(`/runs/${workflow}-[0-9a-f]+$`), { timeout });
   return decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);
-}
-
-/**
- * What a reader would see as broken at this width: the page scrolling sideways, a box whose
- * content is cut off or scrolls sideways (overflow other than visible, content wider than the box),
- * and text sticking out of its card or panel.
- */
-function layoutProblems(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const found: string[] = [];
-    const name = (el: Element) =>
-      `<${el.tagName.toLowerCase()} class="${el.getAttribute("class") ?? ""}"> ` +
-      `"${(el.textContent ?? "").trim().slice(0, 50)}"`;
-    const root = document.documentElement;
-    if (root.scrollWidth > window.innerWidth)
-      found.push(`the page is ${root.scrollWidth} px wide in a ${window.innerWidth} px window`);
-    for (const el of document.querySelectorAll("body *")) {
-      const style = getComputedStyle(el);
-      if (style.display === "none" || style.overflowX === "visible") continue;
-      if (el.scrollWidth > el.clientWidth + 1)
-        found.push(`${name(el)} cuts its content: ${el.scrollWidth} px in ${el.clientWidth} px`);
-    }
-    const range = document.createRange();
-    for (const card of document.querySelectorAll(".stat, .stack-table tr, .panel, .demo-card, .json, .run-head")) {
-      const box = card.getBoundingClientRect();
-      const walker = document.createTreeWalker(card, NodeFilter.SHOW_TEXT);
-      for (let text = walker.nextNode(); text; text = walker.nextNode()) {
-        if (!text.textContent?.trim()) continue;
-        range.selectNodeContents(text);
-        const r = range.getBoundingClientRect();
-        if (r.width === 0) continue; // not rendered (display: none)
-        if (r.left < box.left - 1 || r.right > box.right + 1)
-          found.push(`"${text.textContent.trim().slice(0, 50)}" sticks out of ${name(card).slice(0, 90)}`);
-      }
-    }
-    // JsonOutput puts each piece of a long string between slashes in its own text node: one of
-    // those (no white space in it) on two lines is a URL cut mid-token.
-    for (const pre of document.querySelectorAll(".json")) {
-      const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
-      for (let text = walker.nextNode(); text; text = walker.nextNode()) {
-        if (/\s/.test(text.textContent ?? "")) continue;
-        range.selectNodeContents(text);
-        if (range.getClientRects().length > 1) found.push(`"${text.textContent}" is cut across two lines`);
-      }
-    }
-    return found;
-  });
 }
 
 /** Waits until a completed research run's page shows its whole answer, streamed: the one its output holds. */
@@ -140,6 +95,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
         env: { DATABASE_URL: "memory://", DURABLE_DRIVER: undefined, DURABLE_DASHBOARD: "on", ...secrets.env },
       });
       page = await browser.newPage({ viewport: WIDE });
+      // In production the dashboard asks for a sign-in (docs/guide/dashboard.md, "Who may operate it").
+      await signInCookie(page.context(), server.url, secrets.env.DURABLE_SECRET);
       watched = watch(page);
     }, 300_000);
 
@@ -201,7 +158,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
       expect(statusPolls.length).toBe(settled);
       expect(await page.locator('[data-testid="live-state"]').innerText()).toBe("Finished");
       expect(await page.locator('[data-testid="run-actions"]').count()).toBe(0);
-      expect(await page.getByRole("button").count()).toBe(0);
+      // Only "Fork from here", on each of its five steps (docs/guide/dashboard.md, "Operating many runs").
+      expect(await page.getByRole("button").filter({ hasNotText: "Fork from here" }).count()).toBe(0);
+      expect(await page.getByRole("button", { name: /^Fork from step / }).count()).toBe(5);
 
       await checkAndShoot(page, "run-approval-1280.png");
 
@@ -214,6 +173,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
 
     it("fits a 390 px phone and a 1280 px screen: no sideways scrolling, no clipped text", async () => {
       const phone = await browser.newPage({ viewport: PHONE });
+      await signInCookie(phone.context(), server.url, secrets.env.DURABLE_SECRET);
       const { problems } = watch(phone);
       try {
         // An export (it takes 6 to 12 s; its output has a URL), meanwhile a checkout, settled at the

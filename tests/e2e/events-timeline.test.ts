@@ -22,6 +22,7 @@ import { connect } from "@/lib/durable/drivers/connect";
 import { claimDueRun } from "@/lib/durable/store";
 import { createTestDatabase } from "../helpers/databases";
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
+import { signInCookie } from "./helpers/dashboard-session";
 import { makeSecrets } from "./helpers/durable-client";
 import { buildApp, REPO_ROOT, startNext, type NextServer } from "./helpers/next-server";
 
@@ -125,6 +126,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("events on the run tim
     healedRun = runId;
     const dead = await heldRun(runId);
     const page = await browser.newPage({ viewport: WIDE });
+    // In production the dashboard asks for a sign-in (docs/guide/dashboard.md, "Who may operate it").
+    await signInCookie(page.context(), server.url, secrets.env.DURABLE_SECRET);
     const problems = watchProblems(page);
     try {
       await page.goto(`${server.url}/runs/${encodeURIComponent(runId)}`);
@@ -168,6 +171,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("events on the run tim
 
   it("has the event in the server's page: with JavaScript off, at 390 px, nothing sticks out", async () => {
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: PHONE });
+    await signInCookie(context, server.url, secrets.env.DURABLE_SECRET);
     try {
       const page = await context.newPage();
       await page.goto(`${server.url}/runs/${encodeURIComponent(healedRun)}`);
@@ -187,6 +191,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("events on the run tim
     const runId = `hello-cancel-${Date.now().toString(36)}`;
     await heldRun(runId);
     const page = await browser.newPage({ viewport: PHONE });
+    await signInCookie(page.context(), server.url, secrets.env.DURABLE_SECRET);
     const problems = watchProblems(page);
     page.on("dialog", (dialog) => void dialog.accept());
     try {

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusTokenFor } from "@/lib/durable/auth/status-token";
 import { createTestDatabase } from "../helpers/databases";
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
+import { signInCookie } from "./helpers/dashboard-session";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
 import { buildApp, REPO_ROOT, startNext, type NextServer } from "./helpers/next-server";
 
@@ -110,6 +111,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("research demo in Chro
 
   it("streams the answer onto the run page while it is written, then shows the one stored", async () => {
     const page = await browser.newPage({ viewport: WIDE });
+    // In production the dashboard asks for a sign-in (docs/guide/dashboard.md, "Who may operate it").
+    await signInCookie(page.context(), server.url, secrets.env.DURABLE_SECRET);
     const problems: string[] = [];
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
     page.on("console", (m) => {
@@ -230,6 +233,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("research demo in Chro
 
   it("works before hydration: the outline, the stored answer and the approval are in the server's page", async () => {
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: PHONE });
+    await signInCookie(context, server.url, secrets.env.DURABLE_SECRET);
     const page = await context.newPage();
     try {
       // The answered run: its outline and answer as the server read them.

@@ -171,6 +171,10 @@ describe("the timeline's words for each event kind", () => {
     expect(event("cancel", null, { reason: null, from: "pending" }).detail).toBe("no reason given (it was pending)");
     expect(event("retry", null, {}).title).toBe("Retried");
     expect(event("version.unknown", null, { version: "2" }).title).toBe("Unknown version 2");
+    expect(event("fork", null, { from: "order-1", fromStep: "charge", copied: 2 })).toMatchObject({
+      title: "Forked",
+      detail: 'from run order-1 at step "charge": 2 receipts copied, replayed rather than run again',
+    });
     expect(event("something.new", null, { a: 1 })).toMatchObject({ title: "something.new", detail: '{"a":1}' });
   });
 });
