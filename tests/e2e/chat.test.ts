@@ -19,6 +19,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../helpers/databases";
 import { CHROMIUM, CHROMIUM_FLAGS, WIDE } from "./helpers/chromium";
+import { signInCookie } from "./helpers/dashboard-session";
 import { makeSecrets } from "./helpers/durable-client";
 import { buildApp, type NextServer, REPO_ROOT, startNext } from "./helpers/next-server";
 
@@ -114,6 +115,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
   /** A new page on a new chat of its own browser context (its own session cookie), hydrated. */
   async function openChat() {
     const context = await browser.newContext({ viewport: WIDE });
+    // The run page (approvals, Deny) is the dashboard's: signed in, as its operator would be.
+    await signInCookie(context, server.url, secrets.env.DURABLE_SECRET);
     await context.addInitScript(RECORDER);
     const page = await context.newPage();
     const problems: string[] = [];
