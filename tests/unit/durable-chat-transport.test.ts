@@ -53,6 +53,8 @@ let api: string;
 let seen: { method: string; path: string; lastEventId: string | null }[] = [];
 /** The POST of these chats is cut (the socket destroyed) after this many events. */
 const cutPostAfter = new Map<string, number>();
+/** What to do once a chat's POST was cut: let its answer go on (the words it may write). */
+const afterCut = new Map<string, () => void>();
 
 async function toRequest(req: IncomingMessage): Promise<Request> {
   const chunks: Buffer[] = [];
@@ -64,7 +66,12 @@ async function toRequest(req: IncomingMessage): Promise<Request> {
 }
 
 /** Sends the response; a POST of a chat in `cutPostAfter` dies after that many events, as a killed function's does. */
-async function send(res: ServerResponse, response: Response, cutAfter: number | undefined): Promise<void> {
+async function send(
+  res: ServerResponse,
+  response: Response,
+  cutAfter: number | undefined,
+  onCut?: () => void,
+): Promise<void> {
   res.writeHead(response.status, Object.fromEntries(response.headers));
   if (!response.body) return void res.end();
   const reader = response.body.getReader();
@@ -78,7 +85,8 @@ async function send(res: ServerResponse, response: Response, cutAfter: number | 
     await new Promise((resolve) => res.write(value, resolve));
     if (cutAfter !== undefined && events >= cutAfter) {
       await reader.cancel();
-      return void res.socket?.destroy();
+      res.socket?.destroy();
+      return onCut?.();
     }
   }
 }
@@ -100,7 +108,7 @@ beforeAll(async () => {
       const match = /^\/api\/chat\/([^/]+)\/stream$/.exec(path);
       if (path === "/api/chat") {
         const chatId = JSON.parse(await request.clone().text()).id as string;
-        return send(res, await routes.chat.POST(request), cutPostAfter.get(chatId));
+        return send(res, await routes.chat.POST(request), cutPostAfter.get(chatId), afterCut.get(chatId));
       }
       if (!match) return void res.writeHead(404).end();
       const context = { params: Promise.resolve({ chatId: decodeURIComponent(match[1]!) }) };
@@ -144,7 +152,7 @@ const deltas = (chunks: UIMessageChunk[]) => chunks.flatMap((c) => (c.type === "
 it("continues a POST cut mid-answer from GET …/stream with Last-Event-ID: no gap, no repeat", async () => {
   allowance.set("cut-1", 3);
   cutPostAfter.set("cut-1", 5); // start, start-step, text-start, w0, w1: then the socket dies
-  setTimeout(() => allowance.set("cut-1", 12), 100);
+  afterCut.set("cut-1", () => allowance.set("cut-1", 12));
   const stream = await transport().sendMessages({
     trigger: "submit-message",
     chatId: "cut-1",
@@ -176,7 +184,7 @@ it("continues a POST cut mid-answer from GET …/stream with Last-Event-ID: no g
 it("useChat's Chat shows the answer of a cut POST once, equal to the stored text", async () => {
   allowance.set("cut-2", 2);
   cutPostAfter.set("cut-2", 4);
-  setTimeout(() => allowance.delete("cut-2"), 100);
+  afterCut.set("cut-2", () => allowance.delete("cut-2"));
   const client = new Chat({ id: "cut-2", transport: transport() });
   await client.sendMessage({ text: `say ${words(8).join(" ")}` });
   expect(client.status).toBe("ready");
