@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../helpers/databases";
 import { CHROMIUM, CHROMIUM_FLAGS, WIDE } from "./helpers/chromium";
 import { signInCookie } from "./helpers/dashboard-session";
+import { eventually } from "./helpers/eventually";
 import { makeSecrets } from "./helpers/durable-client";
 import { buildApp, type NextServer, REPO_ROOT, startNext } from "./helpers/next-server";
 
@@ -58,20 +59,6 @@ const RECORDER = () => {
 
 const snapshots = (page: Page): Promise<Snapshot[]> =>
   page.evaluate(() => JSON.parse(sessionStorage.getItem("__chatSnapshots") ?? "[]"));
-
-/** Polls `read` (every `everyMs`) until it answers a value other than undefined or false; fails after `timeoutMs`. */
-async function until<T>(
-  read: () => Promise<T | undefined | false>,
-  { timeoutMs, everyMs = 50, what }: { timeoutMs: number; everyMs?: number; what: string },
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
 
 /** The value below which `p` of the sorted values fall (nearest rank). */
 function percentile(sorted: number[], p: number): number {
@@ -142,7 +129,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
 
   /** The chat's turn (its run id), once the POST started it. */
   async function turnOf(chatId: string): Promise<string> {
-    return until(
+    return eventually(
       async () =>
         (await db.query<{ run_id: string }>("select run_id from durable_chats where chat_id = $1", [chatId])).rows[0]
           ?.run_id,
@@ -203,7 +190,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       // Mid-answer: the run still writes it once the new page is up.
       await page.locator('[data-testid="chat"][data-hydrated="true"]').waitFor({ timeout: 30_000 });
       expect(await statusOf(runId)).not.toMatch(/^(completed|failed|cancelled)$/);
-      await until(async () => (await statusOf(runId)) === "completed", { timeoutMs: 60_000, what: "the turn done" });
+      await eventually(async () => (await statusOf(runId)) === "completed", {
+        timeoutMs: 60_000,
+        what: "the turn done",
+      });
 
       const { rows } = await db.query<{ output: { text: string } }>("select output from durable_runs where id = $1", [
         runId,
@@ -250,7 +240,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       const clicked = Date.now();
       await stop.click();
       let cancelledAfter = Number.NaN;
-      await until(
+      await eventually(
         async () => {
           if ((await statusOf(runId)) !== "cancelled") return false;
           cancelledAfter = Date.now() - clicked;
@@ -289,7 +279,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       const call = page.locator('[data-tool="refund"][data-tool-state="approval-requested"]');
       await call.waitFor({ timeout: 60_000 });
       expect(await call.innerText()).toContain('{"orderId":"1042"}');
-      await until(async () => (await statusOf(runId)) === "waiting", { timeoutMs: 10_000, what: "parked" });
+      await eventually(async () => (await statusOf(runId)) === "waiting", { timeoutMs: 10_000, what: "parked" });
       const refunds = async () =>
         (
           await db.query<{ n: number; key: string }>(
@@ -313,7 +303,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
         '[data-tool="refund"]:is([data-tool-state="approval-responded"], [data-tool-state="output-available"])';
       await page.locator(done).waitFor({ timeout: 60_000 });
       expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0);
-      await until(async () => (await statusOf(runId)) === "completed", { timeoutMs: 60_000, what: "the turn done" });
+      await eventually(async () => (await statusOf(runId)) === "completed", {
+        timeoutMs: 60_000,
+        what: "the turn done",
+      });
       const { rows } = await db.query<{ output: { text: string } }>("select output from durable_runs where id = $1", [
         runId,
       ]);
@@ -357,7 +350,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       await listed.waitFor({ timeout: 30_000 });
       await listed.getByRole("button", { name: "Deny" }).click();
       await runPage.getByText("Denied: the model is told so.").waitFor({ timeout: 30_000 });
-      await until(async () => (await statusOf(runId)) === "completed", { timeoutMs: 60_000, what: "the turn done" });
+      await eventually(async () => (await statusOf(runId)) === "completed", {
+        timeoutMs: 60_000,
+        what: "the turn done",
+      });
       await runPage.getByTestId("tool-approvals").waitFor({ state: "detached", timeout: 30_000 });
       await runPage.close();
 
@@ -382,7 +378,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
     try {
       await send(page, "stock and lookupOrder 1043");
       const runId = await turnOf(chatId);
-      await until(async () => (await statusOf(runId)) === "completed", { timeoutMs: 90_000, what: "the turn done" });
+      await eventually(async () => (await statusOf(runId)) === "completed", {
+        timeoutMs: 90_000,
+        what: "the turn done",
+      });
       const chunks = await textChunks(runId);
       const stored = chunks.map((c) => c.delta).join("");
       await waitForShown(page, runId, stored);

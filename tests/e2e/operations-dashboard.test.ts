@@ -25,6 +25,7 @@ import { DASHBOARD_COOKIE } from "@/app/dashboard-session";
 import { createTestDatabase } from "../helpers/databases";
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
 import { makeSecrets, type Started } from "./helpers/durable-client";
+import { eventually } from "./helpers/eventually";
 import { layoutProblems } from "./helpers/layout";
 import { buildApp, type NextServer, REPO_ROOT, startNext } from "./helpers/next-server";
 
@@ -37,17 +38,6 @@ interface CapturedAction {
   url: string;
   headers: Record<string, string>;
   body: string;
-}
-
-/** Polls `read` until it answers something other than undefined or false; fails after `timeoutMs`. */
-async function until<T>(read: () => Promise<T | undefined | false>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 function watch(page: Page) {
@@ -108,10 +98,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("operations dashboard 
     for (const id of batch) await start("approval", { docId: id }, id, ["batch-e2e", "team:ops"]);
     await start("approval", { docId: "other" }, "ops-other", ["other-e2e"]);
     for (const id of forged) await start("approval", { docId: id }, id, ["forged-e2e"]);
-    await until(
-      async () => (await statusesOf([...batch, ...forged])).every((s) => s === "waiting"),
-      "the approvals waiting for their decision",
-    );
+    await eventually(async () => (await statusesOf([...batch, ...forged])).every((s) => s === "waiting"), {
+      what: "the approvals waiting for their decision",
+    });
   }, 300_000);
 
   afterAll(async () => {
@@ -169,7 +158,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("operations dashboard 
     // A GET form: the filter is in the URL (the empty fields too).
     await page.waitForURL(/[?&]tag=batch-e2e(&|$)/);
     const rows = page.locator("tr[data-run]");
-    await until(async () => (await rows.count()) === 3, "three rows");
+    await eventually(async () => (await rows.count()) === 3, { what: "three rows" });
     expect((await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run")))).sort()).toEqual(batch);
     // Each row shows its tags, each a link to the list filtered by it.
     expect(await rows.first().locator("[data-tag]").allInnerTexts()).toEqual(["batch-e2e", "team:ops"]);
@@ -189,7 +178,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("operations dashboard 
     await confirm.waitFor({ timeout: 30_000 });
     expect(await confirm.getByRole("heading").innerText()).toBe("Cancel 3 runs?");
     // The ticks stay while it asks (React resets a form after its action; the form puts them back).
-    await until(async () => (await page.locator('input[name="select"]:checked').count()) === 3, "ticks kept");
+    await eventually(async () => (await page.locator('input[name="select"]:checked').count()) === 3, {
+      what: "ticks kept",
+    });
     // Nothing has changed before Yes.
     expect(await statusesOf(batch)).toEqual(["waiting", "waiting", "waiting"]);
 
@@ -205,14 +196,19 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("operations dashboard 
     expect(await result.getAttribute("data-changed")).toBe("3");
     expect(await result.innerText()).toBe("Cancelled 3 of 3 selected: matched 3, changed 3.");
     expect(await statusesOf(batch)).toEqual(["cancelled", "cancelled", "cancelled"]);
-    await until(async () => (await page.locator('tr[data-status="cancelled"]').count()) === 3, "rows cancelled");
+    await eventually(async () => (await page.locator('tr[data-status="cancelled"]').count()) === 3, {
+      what: "rows cancelled",
+    });
     expect(await page.locator('input[name="select"]:checked').count()).toBe(0);
     expect(await statusOf("ops-other")).toBe("waiting");
     expect(problems).toEqual([]);
   }, 120_000);
 
   it("refuses the same server action replayed over HTTP without the cookie, and changes nothing", async () => {
-    const captured = await until(async () => confirmRequest, "the captured Yes request", 10_000);
+    const captured = await eventually(async () => confirmRequest, {
+      what: "the captured Yes request",
+      timeoutMs: 10_000,
+    });
     let body = captured.body;
     for (const [i, id] of batch.entries()) body = body.replaceAll(id, forged[i]!);
     expect(body).toContain(forged[0]);
@@ -245,7 +241,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("operations dashboard 
   it("forks a failed checkout from its failed step, after a restock, and the fork completes", async () => {
     await db.query("update demo_inventory set on_hand = reserved where sku = 'poster'");
     const source = await start("checkout", { sku: "poster", quantity: 2 }, "ops-checkout", ["fork-e2e"]);
-    await until(async () => (await statusOf(source.id)) === "failed", "the checkout failed");
+    await eventually(async () => (await statusOf(source.id)) === "failed", { what: "the checkout failed" });
 
     await page.goto(`${server.url}/runs/${source.id}`);
     const failedStep = page.locator('[data-step="reserve-stock"][data-step-status="failed"]');
@@ -270,7 +266,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("operations dashboard 
     await settle.click();
     await page.locator('.run-page[data-run-status="completed"]').waitFor({ timeout: 60_000 });
     expect(await page.getByTestId("outcome").innerText()).toBe("Order confirmed");
-    await until(async () => (await page.getByTestId("metadata").innerText()).includes('"confirmed"'), "metadata");
+    await eventually(async () => (await page.getByTestId("metadata").innerText()).includes('"confirmed"'), {
+      what: "metadata",
+    });
     const { rows } = await db.query<{ forked_from: string; forked_from_step: string; status: string }>(
       "select forked_from, forked_from_step, status from durable_runs where id = $1",
       [forkId],
@@ -282,7 +280,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("operations dashboard 
     await page.setViewportSize(PHONE);
     await checkAndShoot(page, "run-fork-390.png");
     await page.goto(`${server.url}/?tag=fork-e2e`);
-    await until(async () => (await page.locator("tr[data-run]").count()) === 2, "the source and its fork");
+    await eventually(async () => (await page.locator("tr[data-run]").count()) === 2, {
+      what: "the source and its fork",
+    });
     expect(await layoutProblems(page)).toEqual([]);
     expect(problems).toEqual([]);
   }, 180_000);
