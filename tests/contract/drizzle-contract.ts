@@ -174,11 +174,16 @@ export function runDrizzleContract(label: string, harness: DrizzleHarness) {
           expect((await durable.status(id))!.output).toMatchObject({ attempt: 2, isReclaim: true });
           expect(probe.calls.get(id)).toBe(2);
           expect(await receipts(id)).toHaveLength(1);
-          const rejected = await sql<{ n: number }>`
-            select count(*)::int as n from durable_events where run_id = ${id} and kind = 'fence.rejected'`.execute(
-            side.db,
-          );
-          expect(rejected.rows[0]!.n).toBe(1);
+          // The stale owner's tick ends as soon as its write is refused ("lost" waits for nothing);
+          // its transaction's rollback and the note of the refusal come right after.
+          const rejections = async () =>
+            (
+              await sql<{ n: number }>`
+                select count(*)::int as n from durable_events
+                 where run_id = ${id} and kind = 'fence.rejected'`.execute(side.db)
+            ).rows[0]!.n;
+          await until(async () => (await rejections()) > 0);
+          expect(await rejections()).toBe(1);
         } finally {
           await durableB.close();
           await second.close();
