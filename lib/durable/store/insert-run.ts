@@ -55,17 +55,22 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
   // A run whose singleton key is held could find the holder finished by the time it looks: try again.
   for (let attempt = 0; attempt < 5; attempt++) {
     const { rows } = await sql<{ workflow: string; created: boolean; sameInput: boolean }>`
-      with inserted as (
+      with clock as (select durable_now() as now),
+      inserted as (
+        -- One reading of the clock for every time the row starts with: a deadline is exactly its
+        -- duration after created_at (durable_now() reads clock_timestamp() at each call).
         insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                  parent_id, deadline_at, expire_at, tags, rate_key, priority)
-        values (${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, durable_now(),
-                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
-                ${run.parentId ?? null},
-                least(durable_now() + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
-                      (select p.deadline_at from durable_runs p where p.id = ${run.parentId ?? null})),
-                durable_now() + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond',
-                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb)),
-                ${run.rateKey ?? null}, ${run.priority ?? 0})
+                                  parent_id, deadline_at, expire_at, tags, rate_key, priority,
+                                  created_at, updated_at)
+        select ${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, clock.now,
+               ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
+               ${run.parentId ?? null},
+               least(clock.now + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
+                     (select p.deadline_at from durable_runs p where p.id = ${run.parentId ?? null})),
+               clock.now + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond',
+               array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb)),
+               ${run.rateKey ?? null}, ${run.priority ?? 0}, clock.now, clock.now
+          from clock
         on conflict do nothing
         returning workflow
       )

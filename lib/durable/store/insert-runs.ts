@@ -41,14 +41,18 @@ export async function insertRuns(
              r ->> 'singleton_key' as singleton_key, r ->> 'rate_key' as rate_key,
              (r ->> 'priority')::int as priority
         from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
+    ), clock as (
+      -- One reading of the clock for every time the rows start with (as insertRun).
+      select durable_now() as now
     ), inserted as (
       insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                deadline_at, expire_at, tags, rate_key, priority)
-      select id, workflow, input, durable_now(), concurrency_key, singleton_key, version,
-             durable_now() + ${msOrNull(options.deadlineInMs)}::bigint * interval '1 millisecond',
-             durable_now() + ${msOrNull(options.ttlMs)}::bigint * interval '1 millisecond',
-             array(select jsonb_array_elements_text(${tagsJson(options.tags)}::jsonb)), rate_key, priority
-        from given order by n
+                                deadline_at, expire_at, tags, rate_key, priority, created_at, updated_at)
+      select id, workflow, input, clock.now, concurrency_key, singleton_key, version,
+             clock.now + ${msOrNull(options.deadlineInMs)}::bigint * interval '1 millisecond',
+             clock.now + ${msOrNull(options.ttlMs)}::bigint * interval '1 millisecond',
+             array(select jsonb_array_elements_text(${tagsJson(options.tags)}::jsonb)), rate_key, priority,
+             clock.now, clock.now
+        from given, clock order by n
       on conflict do nothing
       returning id
     )
