@@ -10,7 +10,7 @@ import {
   type ChatRoutes,
   type ChatRoutesOptions,
 } from "./chat-types";
-import { parseJson, readBody } from "./request-input";
+import { parseJson, readBody, seqOf } from "./request-input";
 import { allowOnly, createRouteContext, HttpRefusal, json, type RouteContext } from "./route-context";
 import type { Handler } from "./types";
 
@@ -144,12 +144,7 @@ async function authorizedChat(options: ChatRoutesOptions, request: Request, cont
 /** The seq a reconnecting reader has (`Last-Event-ID`), or null: from the beginning. A whole number or 400. */
 function lastEventId(request: Request): number | null {
   const header = request.headers.get("last-event-id");
-  if (header === null || header === "") return null;
-  const seq = /^\d{1,16}$/.test(header) ? Number(header) : Number.NaN;
-  if (!Number.isSafeInteger(seq)) {
-    throw new HttpRefusal(400, "invalid_resume_point", "Last-Event-ID must be a whole number >= 0 (a seq)");
-  }
-  return seq;
+  return header === null || header === "" ? null : seqOf(header, "Last-Event-ID");
 }
 
 const batchOf = (ctx: RouteContext) => ctx.options.stream?.batch ?? 200;

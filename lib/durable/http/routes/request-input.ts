@@ -55,3 +55,15 @@ export async function runIdOf(context: RunContext): Promise<string> {
   if (!isStorableName(id)) throw new RunNotFoundError(id);
   return id;
 }
+
+/**
+ * A resume point a reader sent (`Last-Event-ID`, `?from=`): the last seq it has, a whole number,
+ * or 400 naming `what`. The stream route and the chat routes read it alike.
+ */
+export function seqOf(value: string, what: string): number {
+  const seq = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(seq)) {
+    throw new HttpRefusal(400, "invalid_resume_point", `${what} must be a whole number >= 0 (a seq)`);
+  }
+  return seq;
+}

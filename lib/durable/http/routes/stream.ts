@@ -1,7 +1,7 @@
 import { RunNotFoundError } from "../../errors";
 import { runEventStream, SSE_HEADERS } from "../sse";
-import { runIdOf } from "./request-input";
-import { allowOnly, HttpRefusal, type RouteContext } from "./route-context";
+import { runIdOf, seqOf } from "./request-input";
+import { allowOnly, type RouteContext } from "./route-context";
 import type { Methods, RunContext, RunHandler } from "./types";
 
 /**
@@ -14,12 +14,7 @@ function resumePoint(request: Request): number {
     header !== null && header !== ""
       ? [header, "Last-Event-ID"]
       : [new URL(request.url).searchParams.get("from"), "from"];
-  if (value === null) return 0;
-  const seq = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(seq)) {
-    throw new HttpRefusal(400, "invalid_resume_point", `${what} must be a whole number >= 0 (a seq)`);
-  }
-  return seq;
+  return value === null ? 0 : seqOf(value, what);
 }
 
 /**
