@@ -24,6 +24,7 @@ import { createTestDatabase } from "../helpers/databases";
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
 import { signInCookie } from "./helpers/dashboard-session";
 import { makeSecrets } from "./helpers/durable-client";
+import { layoutProblems } from "./helpers/layout";
 import { buildApp, REPO_ROOT, startNext, type NextServer } from "./helpers/next-server";
 
 // Screenshots to look at (git ignores test-artifacts/).
@@ -42,35 +43,6 @@ function watchProblems(page: Page): string[] {
     if (m.type() === "error") problems.push(`console error: ${m.text()}`);
   });
   return problems;
-}
-
-/** The page scrolling sideways, a box cutting its content, text sticking out of a panel. */
-function layoutProblems(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const found: string[] = [];
-    const name = (el: Element) => `<${el.tagName.toLowerCase()} class="${el.getAttribute("class") ?? ""}">`;
-    if (document.documentElement.scrollWidth > window.innerWidth)
-      found.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${window.innerWidth} px window`);
-    for (const el of document.querySelectorAll("body *")) {
-      const style = getComputedStyle(el);
-      if (style.display === "none" || style.overflowX === "visible") continue;
-      if (el.scrollWidth > el.clientWidth + 1) found.push(`${name(el)} cuts its content`);
-    }
-    const range = document.createRange();
-    for (const card of document.querySelectorAll(".panel, .stat, .run-head")) {
-      const box = card.getBoundingClientRect();
-      const walker = document.createTreeWalker(card, NodeFilter.SHOW_TEXT);
-      for (let text = walker.nextNode(); text; text = walker.nextNode()) {
-        if (!text.textContent?.trim()) continue;
-        range.selectNodeContents(text);
-        const r = range.getBoundingClientRect();
-        if (r.width === 0) continue;
-        if (r.left < box.left - 1 || r.right > box.right + 1)
-          found.push(`"${text.textContent.trim().slice(0, 50)}" sticks out of ${name(card)}`);
-      }
-    }
-    return found;
-  });
 }
 
 /** The timeline's entries in page order: "event:<kind>" or "step:<id>". */

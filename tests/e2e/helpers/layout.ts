@@ -1,5 +1,6 @@
-// What a reader would see as broken at a width, read in the page: the checks the dashboard tests
-// (tests/e2e/dashboard.test.ts, tests/e2e/operations-dashboard.test.ts) make at 390 and 1280 px.
+// What a reader would see as broken at a width, read in the page: the checks every dashboard page
+// test (dashboard, operations-dashboard, composition-dashboard, events-timeline) makes at 390 and
+// 1280 px.
 import type { Page } from "playwright-core";
 
 /**
