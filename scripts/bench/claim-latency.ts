@@ -28,7 +28,8 @@ export interface ClaimLatencyReport {
   genericPlan: string[];
 }
 
-async function prepare(suffix: string, finished: number): Promise<{ client: pg.Client; fillSeconds: number }> {
+/** A fresh database `durable_bench_<suffix>`, migrated, and a plain client on it to fill it fast. */
+export async function migratedClient(suffix: string): Promise<pg.Client> {
   const url = await freshServerDatabase(suffix);
   const durable = createDurable({
     db: await connect(url, { driver: "pg", poolSize: 1 }),
@@ -40,6 +41,11 @@ async function prepare(suffix: string, finished: number): Promise<{ client: pg.C
   await durable.close();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
+  return client;
+}
+
+async function prepare(suffix: string, finished: number): Promise<{ client: pg.Client; fillSeconds: number }> {
+  const client = await migratedClient(suffix);
   const t0 = performance.now();
   if (finished > 0) {
     // Finished rows satisfy the check constraint: a terminal status and no wake_at.

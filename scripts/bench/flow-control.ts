@@ -5,9 +5,8 @@
 // slots; timed as its own row), then each sample starts a due run of one of 10 keys with room,
 // times its claim at the client and finishes it, in alternating blocks on the two databases, as
 // scripts/bench/claim-latency.ts does.
-import pg from "pg";
-import { connect, createDurable } from "../../lib/durable";
-import { freshServerDatabase } from "./databases";
+import type pg from "pg";
+import { migratedClient } from "./claim-latency";
 import { ms, percentile, ratio } from "./report";
 import { threeSteps } from "./throughput";
 
@@ -19,17 +18,7 @@ const FULL_KEYS = 100;
 const BLOCK = 25;
 
 async function prepare(suffix: string, finished: number, backlog: number) {
-  const url = await freshServerDatabase(suffix);
-  const durable = createDurable({
-    db: await connect(url, { driver: "pg", poolSize: 1 }),
-    workflows: [threeSteps],
-    secrets: { durable: "bench" },
-    log: () => {},
-  });
-  await durable.migrate();
-  await durable.close();
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  const client = await migratedClient(suffix);
   const t0 = performance.now();
   if (finished > 0) {
     await client.query(
