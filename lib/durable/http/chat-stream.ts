@@ -1,7 +1,7 @@
 import type { Durable } from "../engine/create-durable";
 import { uiChunkOf } from "../engine/load-chat";
 import { terminalStatuses } from "../schemas";
-import { type EventFormat, runEventStream, SSE_HEADERS, type StreamRead } from "./sse";
+import { type EventFormat, type RunEventStreamOptions, runEventStream, SSE_HEADERS, type StreamRead } from "./sse";
 
 // A chat turn's run stream as the AI SDK's UI message stream (docs/guide/chat.md, "The stream"):
 // the same polling as the run stream route (./sse.ts), in the format useChat reads: `data:
@@ -21,33 +21,21 @@ const PARKED_CHECK_MS = 1000;
 const data = (value: unknown, id?: number) =>
   `${id === undefined ? "" : `id: ${id}\n`}data: ${JSON.stringify(value)}\n\n`;
 
-export interface ChatStreamOptions {
+/** The run stream route's options (./sse.ts), less what the chat decides: the read and the format. */
+export type ChatStreamOptions = Omit<RunEventStreamOptions, "read" | "after" | "format"> & {
   durable: Durable;
   runId: string;
   /** The seq the reader has; null: from the beginning, with `start`. */
   after: number | null;
-  first: StreamRead;
-  batch: number;
-  pollMs: number;
-  pingMs: number;
-  stopAt: number;
-  signal?: AbortSignal;
-  log: (message: string) => void;
-}
+};
 
 /** The body of a chat route's answer: the turn's UI message stream, from `after` on. */
 export function chatEventStream(options: ChatStreamOptions): ReadableStream<Uint8Array> {
-  const { durable, runId, after } = options;
+  const { durable, runId, after, ...polling } = options;
   return runEventStream({
+    ...polling,
     read: (from) => durable.readStream(runId, { after: from, limit: options.batch }),
     after: after ?? 0,
-    first: options.first,
-    batch: options.batch,
-    pollMs: options.pollMs,
-    pingMs: options.pingMs,
-    stopAt: options.stopAt,
-    signal: options.signal,
-    log: options.log,
     format: chatFormat(durable, runId, after === null),
   });
 }
