@@ -18,7 +18,7 @@ import pg from "pg";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../helpers/databases";
-import { CHROMIUM, CHROMIUM_FLAGS, WIDE } from "./helpers/chromium";
+import { CHROMIUM, CHROMIUM_FLAGS, WIDE, watchProblems } from "./helpers/chromium";
 import { signInCookie } from "./helpers/dashboard-session";
 import { eventually } from "./helpers/eventually";
 import { makeSecrets } from "./helpers/durable-client";
@@ -106,14 +106,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
     await signInCookie(context, server.url, secrets.env.DURABLE_SECRET);
     await context.addInitScript(RECORDER);
     const page = await context.newPage();
-    const problems: string[] = [];
-    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("console", (m) => {
-      // A reload cuts the stream being read: the browser may say so; that is the point of the test.
-      if (m.type() === "error" && !/network|aborted|Failed to fetch|ERR_/i.test(m.text())) {
-        problems.push(`console error: ${m.text()}`);
-      }
-    });
+    // A reload cuts the stream being read: the browser may say so; that is the point of the test.
+    const problems = watchProblems(page, /network|aborted|Failed to fetch|ERR_/i);
     await page.goto(`${server.url}/`);
     await page.getByTestId("chat-demo-link").click();
     await page.waitForURL(/\/chat\?id=chat-/, { timeout: 30_000 });

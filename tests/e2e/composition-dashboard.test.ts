@@ -16,7 +16,7 @@ import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusTokenFor } from "@/lib/durable/auth/status-token";
-import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
+import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE, watchProblems } from "./helpers/chromium";
 import { signInCookie } from "./helpers/dashboard-session";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
 import { layoutProblems } from "./helpers/layout";
@@ -30,16 +30,6 @@ async function shoot(page: Page, file: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.evaluate(() => document.fonts.ready);
   await page.screenshot({ path: path.join(SCREENSHOTS, file), fullPage: true, animations: "disabled" });
-}
-
-/** Errors the page printed or threw. */
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console error: ${m.text()}`);
-  });
-  return problems;
 }
 
 /** Clicks the order demo's Start button on `/` and waits for its run page; answers the run id. */

@@ -14,7 +14,7 @@ import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusTokenFor } from "@/lib/durable/auth/status-token";
-import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
+import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE, watchProblems } from "./helpers/chromium";
 import { signInCookie } from "./helpers/dashboard-session";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
 import { layoutProblems } from "./helpers/layout";
@@ -26,12 +26,8 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
 
 /** Listens to a page: its errors, and every request to the status route with the bearer it carried. */
 function watch(page: Page) {
-  const problems: string[] = [];
+  const problems = watchProblems(page);
   const statusPolls: { runId: string; bearer: string | null }[] = [];
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console error: ${m.text()}`);
-  });
   page.on("request", (request) => {
     const match = /\/api\/durable\/runs\/([^/?]+)$/.exec(new URL(request.url()).pathname);
     if (match)

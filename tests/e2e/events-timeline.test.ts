@@ -21,7 +21,7 @@ import { createDurable, type Durable } from "@/lib/durable";
 import { connect } from "@/lib/durable/drivers/connect";
 import { claimDueRun } from "@/lib/durable/store";
 import { createTestDatabase } from "../helpers/databases";
-import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
+import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE, watchProblems } from "./helpers/chromium";
 import { signInCookie } from "./helpers/dashboard-session";
 import { makeSecrets } from "./helpers/durable-client";
 import { layoutProblems } from "./helpers/layout";
@@ -33,16 +33,6 @@ const SCREENSHOTS = path.join(REPO_ROOT, "test-artifacts", "screenshots");
 async function shoot(page: Page, file: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, file), fullPage: true, animations: "disabled" });
-}
-
-/** Errors the page printed or threw. */
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console error: ${m.text()}`);
-  });
-  return problems;
 }
 
 /** The timeline's entries in page order: "event:<kind>" or "step:<id>". */

@@ -23,7 +23,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DASHBOARD_COOKIE } from "@/app/dashboard-session";
 import { createTestDatabase } from "../helpers/databases";
-import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE } from "./helpers/chromium";
+import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE, watchProblems } from "./helpers/chromium";
 import { makeSecrets, type Started } from "./helpers/durable-client";
 import { eventually } from "./helpers/eventually";
 import { layoutProblems } from "./helpers/layout";
@@ -38,15 +38,6 @@ interface CapturedAction {
   url: string;
   headers: Record<string, string>;
   body: string;
-}
-
-function watch(page: Page) {
-  const problems: string[] = [];
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console error: ${m.text()}`);
-  });
-  return problems;
 }
 
 async function checkAndShoot(page: Page, file: string) {
@@ -124,7 +115,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("operations dashboard 
 
     context = await browser.newContext({ viewport: WIDE });
     page = await context.newPage();
-    problems = watch(page);
+    problems = watchProblems(page);
     await page.goto(`${server.url}/runs/${batch[0]}`);
     await page.getByTestId("sign-in").waitFor();
     expect(await page.locator(".timeline, [data-step], [data-testid='run-actions']").count()).toBe(0);
