@@ -10,6 +10,9 @@
 //   npm run bench -- --tracing                 the machine and section 6 (tracing cost per step) only
 //   npm run bench -- --retention               the machine and section 7 (retention, 1,000,000 runs) only
 //   npm run bench -- --peers                   the machine and section 8 (graphile-worker, pg-boss, cold start) only
+//   npm run bench -- --peers --rtt 1           section 8 with every worker connecting through a proxy adding 1 ms
+//                                              a round trip (no cold start); --peer-jobs N (default 2,000) and
+//                                              --peer-rounds N (default 3) make it shorter
 //   npm run bench -- --operations              the machine and section 9 (list filters, cancelMany) only
 //   npm run bench -- --flow                    the machine and section 10 (rate-limited claims at 1,000,000) only
 import { dropCreatedDatabases } from "./bench/databases";
@@ -22,7 +25,8 @@ import { CHILDREN, parentWithChildren } from "./bench/children";
 import { startToCompletion } from "./bench/start-latency";
 import { tracingSection } from "./bench/tracing";
 import { retentionSection } from "./bench/retention";
-import { peersSection } from "./bench/peers";
+import { PEER_JOBS, PEER_ROUNDS } from "./bench/peers";
+import { peersSection } from "./bench/peers-section";
 import { operationsSection } from "./bench/operations";
 import { flowControlSection } from "./bench/flow-control";
 import type { CpuSpent } from "./bench/cpu";
@@ -113,7 +117,9 @@ try {
   if (all || options.only === "retention") await retentionSection(heading, table);
 
   // ── 8. Peers: graphile-worker and pg-boss on one workload, and cold start (scripts/bench/peers.ts) ──
-  if (all || options.only === "peers") await peersSection(heading, table);
+  if (all || options.only === "peers") {
+    await peersSection(heading, table, { rounds: options.peerRounds, jobs: options.peerJobs, rttMs: options.rttMs });
+  }
 
   // ── 9. Operations: list filters and cancelMany on 100,000 runs (scripts/bench/operations.ts) ──
   if (all || options.only === "operations") await operationsSection(heading, table);
@@ -416,31 +422,62 @@ async function childrenSection(): Promise<void> {
   console.log(`\n  the statements, PostgreSQL: ${kids.postgres.byKind.map(([k, n]) => `${k} ${n}`).join(", ")}`);
 }
 
+interface Options {
+  only: Section | null;
+  scaleRuns: number;
+  peerJobs: number;
+  peerRounds: number;
+  /** --rtt: the peers section through the delaying proxy, adding this many ms a round trip. */
+  rttMs: number | null;
+}
+
 /**
  * `--core` (sections 1–4 only), `--children` (section 1's parent of 10 children only), `--scale`
  * (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only), `--peers`
- * (section 8 only), `--operations` (section 9 only), `--flow` (section 10 only) and `--scale-runs N`;
- * anything else is refused.
+ * (section 8 only), `--operations` (section 9 only), `--flow` (section 10 only), `--scale-runs N`,
+ * and for section 8 `--peer-jobs N`, `--peer-rounds N` and `--rtt <ms>`; anything else is refused.
  */
-function parseOptions(args: string[]): { only: Section | null; scaleRuns: number } {
-  const parsed: { only: Section | null; scaleRuns: number } = { only: null, scaleRuns: SCALE_RUNS };
+function parseOptions(args: string[]): Options {
+  // The options that take a number: what they set, and the least they accept (whole numbers unless `fraction`).
+  const NUMBER_OPTIONS = {
+    "--scale-runs": { key: "scaleRuns", min: 1, fraction: false, what: "runs" },
+    "--peer-jobs": { key: "peerJobs", min: 1, fraction: false, what: "jobs" },
+    "--peer-rounds": { key: "peerRounds", min: 1, fraction: false, what: "rounds" },
+    "--rtt": { key: "rttMs", min: 0, fraction: true, what: "milliseconds" },
+  } as const;
+  const parsed: Options = {
+    only: null,
+    scaleRuns: SCALE_RUNS,
+    peerJobs: PEER_JOBS,
+    peerRounds: PEER_ROUNDS,
+    rttMs: null,
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const section = SECTIONS.find((s) => arg === `--${s}`);
+    const name = Object.keys(NUMBER_OPTIONS).find((n) => arg === n || arg.startsWith(`${n}=`));
     if (section) parsed.only = section;
-    else if (arg === "--scale-runs" || arg.startsWith("--scale-runs=")) {
+    else if (name) {
+      const option = NUMBER_OPTIONS[name as keyof typeof NUMBER_OPTIONS];
       const value = arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : args[++i];
       const n = Number(value);
-      if (!Number.isInteger(n) || n < 1) {
-        console.error(`--scale-runs takes a whole number of runs >= 1, not ${JSON.stringify(value)}`);
+      if (
+        value === undefined ||
+        value === "" ||
+        !Number.isFinite(n) ||
+        n < option.min ||
+        (!option.fraction && !Number.isInteger(n))
+      ) {
+        const kind = option.fraction ? "a number of" : "a whole number of";
+        console.error(`${name} takes ${kind} ${option.what} >= ${option.min}, not ${JSON.stringify(value)}`);
         process.exit(2);
       }
-      parsed.scaleRuns = n;
+      parsed[option.key] = n;
     } else {
       console.error(
         `unknown option ${arg}: npm run bench ` +
           "[-- --core | --children | --scale | --tracing | --retention | --peers | --operations | --flow] " +
-          "[--scale-runs N]",
+          "[--scale-runs N] [--peer-jobs N] [--peer-rounds N] [--rtt <ms>]",
       );
       process.exit(2);
     }

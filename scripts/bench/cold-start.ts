@@ -39,6 +39,7 @@ import nextConfig from "../../next.config";
 import { connect, createDurable } from "../../lib/durable";
 import { MARKS_PREFIX, type Marks } from "./cold-start/marks";
 import { dropCreatedDatabases, freshServerDatabase } from "./databases";
+import { installedVersion } from "./peer-contender";
 import { heading, ms, percentile, ratio, table } from "./report";
 
 export interface ColdStart {
@@ -332,7 +333,7 @@ export async function coldStart(samples: number): Promise<{
     ];
     return {
       durable: summarise("ours (lib/durable)", times.durable),
-      graphile: summarise("graphile-worker 0.17.3", times.graphile),
+      graphile: summarise(`graphile-worker ${installedVersion("graphile-worker")}`, times.graphile),
       bundleBytes: { durable: bundles.durable.bytes, graphile: bundles.graphile.bytes },
       loadedBytes: { durable: bundles.durable.loadedBytes, graphile: bundles.graphile.loadedBytes },
       notes,

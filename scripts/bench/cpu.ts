@@ -48,3 +48,31 @@ export async function measureCpu(url?: string): Promise<() => CpuSpent> {
     return { node: (node.user + node.system) / 1000, server: server0.size === 0 ? null : server };
   };
 }
+
+/**
+ * As measureCpu, counting the sessions of the database that opened during the measurement too (a
+ * pool that connects after the start): each one's CPU since it began. The stop reads
+ * pg_stat_activity again, so it is async. A session that opened and closed in between is not seen.
+ */
+export async function measureSessionsCpu(url: string): Promise<() => Promise<CpuSpent>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const sessions = async () =>
+    (
+      await client.query(
+        "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
+      )
+    ).rows.map((r) => r.pid as number);
+  const server0 = backendCpuMs(await sessions());
+  const node0 = process.cpuUsage();
+  return async () => {
+    const node = process.cpuUsage(node0);
+    const pids = await sessions();
+    await client.end();
+    const server1 = backendCpuMs([...new Set([...server0.keys(), ...pids])]);
+    let server = 0;
+    // A session that ended in between is left out (its /proc entry is gone), as in measureCpu.
+    for (const [pid, after] of server1) server += after - (server0.get(pid) ?? 0);
+    return { node: (node.user + node.system) / 1000, server: server1.size === 0 ? null : server };
+  };
+}
