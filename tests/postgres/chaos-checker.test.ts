@@ -62,7 +62,7 @@ describe("the chaos checker", () => {
         ).rows[0]!.src;
         await sql
           .raw(
-            fn.replace(
+            fn.replaceAll(
               "where id = p_run_id and fence = p_fence and status is not distinct from 'running'",
               "where id = p_run_id",
             ),
@@ -84,7 +84,7 @@ describe("the chaos checker", () => {
       if (broken) {
         await sql`alter table durable_steps drop constraint durable_steps_pkey`.execute(db);
         const fn = (
-          await sql<{ src: string }>`select pg_get_functiondef('durable_record_step'::regproc) as src`.execute(db)
+          await sql<{ src: string }>`select pg_get_functiondef('durable_write_receipt'::regproc) as src`.execute(db)
         ).rows[0]!.src;
         const start = fn.indexOf("  on conflict (run_id, step_id) do update set");
         const end = fn.indexOf("  returning * into v_step;");

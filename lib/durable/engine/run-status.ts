@@ -42,6 +42,7 @@ export function toRunSummary(run: RunRecord, registered: boolean): RunSummary {
 export function toRunStatus(run: RunRecord, steps: StepRecord[], registered: boolean): RunStatus {
   return {
     ...toRunSummary(run, registered),
+    updatedAt: lastChange(run, steps).toISOString(),
     output: run.output,
     steps: steps.map((step) => ({
       id: step.stepId,
@@ -56,6 +57,16 @@ export function toRunStatus(run: RunRecord, steps: StepRecord[], registered: boo
       ...compositionFacts(step),
     })),
   };
+}
+
+/**
+ * When the run last changed: a receipt writes its step row and leaves the run row as it was
+ * (docs/sql.md, "durable_record_step"), so the latest of the run's own time and its steps' times.
+ */
+function lastChange(run: RunRecord, steps: StepRecord[]): Date {
+  let last = run.updatedAt.getTime();
+  for (const step of steps) last = Math.max(last, step.completedAt?.getTime() ?? step.startedAt?.getTime() ?? 0);
+  return new Date(last);
 }
 
 /** What a page shows of a composition step: its child, its race's branches and winner, its deadline. */

@@ -440,8 +440,9 @@ begin
       end if;
     end if;
     -- Past its deadline, or never claimed by its ttl: end it and pick again (the test on the row
-    -- first, so a claim of a run with neither costs no statement more).
-    if (v_run.deadline_at <= v_now or (v_run.expire_at <= v_now and v_run.attempts = 0))
+    -- first, so a claim of a run with neither costs no statement more; coalesced, since a run
+    -- without a deadline makes the test null, and `null and f()` calls f).
+    if coalesce(v_run.deadline_at <= v_now or (v_run.expire_at <= v_now and v_run.attempts = 0), false)
        and durable_end_overdue(v_run.id, v_now) then
       if p_run_id is not null then
         return null;
@@ -725,13 +726,21 @@ CREATE OR REPLACE FUNCTION public.durable_finish_run(p_run_id text, p_fence bigi
  LANGUAGE plpgsql
 AS $function$
 declare
+  v_now timestamptz := durable_now();
   v_recorded jsonb;
 begin
   if p_step ? 'step_id' then
-    v_recorded := durable_record_step(p_run_id, p_fence, p_step);
-    if not (v_recorded ->> 'owned')::boolean then
+    -- The fence check and the row's lock for the end's update, then the receipt under it (the
+    -- lock taken first, so the end never waits to upgrade a share lock a receipt took).
+    perform 1 from durable_runs
+     where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+       and (deadline_at is null or deadline_at > v_now)
+       for no key update;
+    if not found then
+      perform durable_record_step(p_run_id, p_fence, p_step); -- refused: it notes the late outcome
       return 'lost';
     end if;
+    v_recorded := durable_write_receipt(p_run_id, p_fence, p_step, v_now);
     if (v_recorded ->> 'conflict')::boolean then
       return 'conflict';
     end if;
@@ -742,15 +751,15 @@ begin
     warnings = warnings || coalesce(p_warnings, '[]'::jsonb),
     wake_at = null, waiting_for = null, lease_until = null,
     lost_claims = 0, lost_lease_until = null,
-    updated_at = durable_now(), finished_at = durable_now()
+    updated_at = v_now, finished_at = v_now
   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-    and (deadline_at is null or deadline_at > durable_now());
+    and (deadline_at is null or deadline_at > v_now);
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'finish');
     return 'lost';
   end if;
   -- Runs waiting on this one (a parent's invoke, a race's run branch) are due in this transaction.
-  perform durable_wake_waiters(p_run_id, durable_now());
+  perform durable_wake_waiters(p_run_id, v_now);
   return 'finished';
 end
 $function$;
@@ -896,10 +905,12 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_now()
  RETURNS timestamp with time zone
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
 AS $function$
-  select clock_timestamp() + coalesce((select shift from durable_clock), interval '0')
+begin
+  return clock_timestamp() + coalesce((select shift from durable_clock), interval '0');
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_race_winner(p_run_id text, p_branches jsonb, p_deadline timestamp with time zone, p_now timestamp with time zone)
@@ -1066,7 +1077,14 @@ begin
                           metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
                                           else metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and (deadline_at is null or deadline_at > v_now);
+     and (deadline_at is null or deadline_at > v_now)
+     and (lost_claims <> 0 or lost_lease_until is not null or p_step ? 'metadata');
+  if not found then
+    perform 1 from durable_runs
+     where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+       and (deadline_at is null or deadline_at > v_now)
+       for share;
+  end if;
   if not found then
     -- A stale owner's late outcome: it parks on the recorded one when there is one.
     select * into v_step from durable_steps
@@ -1078,54 +1096,7 @@ begin
     return jsonb_build_object('owned', false,
       'runStatus', (select status from durable_runs where id = p_run_id));
   end if;
-
-  insert into durable_steps as s (
-    run_id, step_id, seq, kind, status, attempt, result, error, wake_at, deadline_at,
-    external_key, fence, started_at, completed_at, updated_at, polls, signal_name, result_bytes)
-  values (
-    p_run_id, p_step ->> 'step_id', (p_step ->> 'seq')::int, p_step ->> 'kind',
-    p_step ->> 'status', (p_step ->> 'attempt')::int, p_step -> 'result', p_step -> 'error',
-    coalesce((p_step ->> 'wake_at')::timestamptz,
-             v_now + (p_step ->> 'wake_in_ms')::bigint * interval '1 millisecond'),
-    coalesce((p_step ->> 'deadline_at')::timestamptz,
-             v_now + (p_step ->> 'deadline_in_ms')::bigint * interval '1 millisecond'),
-    p_step ->> 'external_key', p_fence,
-    v_now - coalesce((p_step ->> 'elapsed_ms')::bigint, 0) * interval '1 millisecond',
-    case when p_step ->> 'status' in ('completed', 'failed') then v_now end, v_now,
-    coalesce((p_step ->> 'polls')::int, 0), p_step ->> 'signal_name',
-    (p_step ->> 'result_bytes')::int)
-  on conflict (run_id, step_id) do update set
-    polls = excluded.polls,
-    status = excluded.status, attempt = excluded.attempt, result = excluded.result,
-    result_bytes = excluded.result_bytes,
-    error = excluded.error, wake_at = excluded.wake_at, fence = excluded.fence,
-    started_at = excluded.started_at,
-    completed_at = excluded.completed_at, updated_at = excluded.updated_at
-  where s.status not in ('completed', 'failed')
-  returning * into v_step;
-
-  if found then
-    if p_step ? 'signal_seq' then
-      update durable_signals set taken_by = v_step.step_id
-       where seq = (p_step ->> 'signal_seq')::bigint and run_id = p_run_id and taken_by is null;
-    end if;
-    if p_step ? 'callback' then
-      insert into durable_callbacks (id, run_id, step_id, schema, deadline_at, created_at)
-      values (p_step -> 'callback' ->> 'id', p_run_id, v_step.step_id, p_step -> 'callback' -> 'schema',
-              v_step.deadline_at, v_now)
-      on conflict do nothing;
-    end if;
-    return jsonb_build_object('owned', true, 'conflict', false);
-  end if;
-
-  select * into v_step from durable_steps where run_id = p_run_id and step_id = p_step ->> 'step_id';
-  insert into durable_events (run_id, kind, step_id, fence, data)
-  values (p_run_id, 'step.outcome-conflict', v_step.step_id, p_fence,
-          jsonb_build_object('recorded', v_step.status, 'late', p_step ->> 'status'));
-  return jsonb_build_object('owned', true, 'conflict', true, 'step', jsonb_build_object(
-    'step_id', v_step.step_id, 'seq', v_step.seq, 'kind', v_step.kind, 'status', v_step.status,
-    'attempt', v_step.attempt, 'result', v_step.result, 'error', v_step.error,
-    'external_key', v_step.external_key));
+  return durable_write_receipt(p_run_id, p_fence, p_step, v_now);
 end
 $function$;
 
@@ -1388,6 +1359,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.durable_wake_waiters(p_run_id text, p_now timestamp with time zone)
  RETURNS void
  LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
 AS $function$
 declare
   -- The waiters, found by the partial GIN index on target_runs; then each run by its primary key
@@ -1405,5 +1377,63 @@ begin
      for update;
   update durable_runs r set wake_at = p_now, updated_at = p_now
    where r.id = any (v_waiters) and r.status is not distinct from 'waiting' and r.wake_at > p_now;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_write_receipt(p_run_id text, p_fence bigint, p_step jsonb, p_now timestamp with time zone)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_now timestamptz := p_now;
+  v_step durable_steps;
+begin
+  insert into durable_steps as s (
+    run_id, step_id, seq, kind, status, attempt, result, error, wake_at, deadline_at,
+    external_key, fence, started_at, completed_at, updated_at, polls, signal_name, result_bytes)
+  values (
+    p_run_id, p_step ->> 'step_id', (p_step ->> 'seq')::int, p_step ->> 'kind',
+    p_step ->> 'status', (p_step ->> 'attempt')::int, p_step -> 'result', p_step -> 'error',
+    coalesce((p_step ->> 'wake_at')::timestamptz,
+             v_now + (p_step ->> 'wake_in_ms')::bigint * interval '1 millisecond'),
+    coalesce((p_step ->> 'deadline_at')::timestamptz,
+             v_now + (p_step ->> 'deadline_in_ms')::bigint * interval '1 millisecond'),
+    p_step ->> 'external_key', p_fence,
+    v_now - coalesce((p_step ->> 'elapsed_ms')::bigint, 0) * interval '1 millisecond',
+    case when p_step ->> 'status' in ('completed', 'failed') then v_now end, v_now,
+    coalesce((p_step ->> 'polls')::int, 0), p_step ->> 'signal_name',
+    (p_step ->> 'result_bytes')::int)
+  on conflict (run_id, step_id) do update set
+    polls = excluded.polls,
+    status = excluded.status, attempt = excluded.attempt, result = excluded.result,
+    result_bytes = excluded.result_bytes,
+    error = excluded.error, wake_at = excluded.wake_at, fence = excluded.fence,
+    started_at = excluded.started_at,
+    completed_at = excluded.completed_at, updated_at = excluded.updated_at
+  where s.status not in ('completed', 'failed')
+  returning * into v_step;
+
+  if found then
+    if p_step ? 'signal_seq' then
+      update durable_signals set taken_by = v_step.step_id
+       where seq = (p_step ->> 'signal_seq')::bigint and run_id = p_run_id and taken_by is null;
+    end if;
+    if p_step ? 'callback' then
+      insert into durable_callbacks (id, run_id, step_id, schema, deadline_at, created_at)
+      values (p_step -> 'callback' ->> 'id', p_run_id, v_step.step_id, p_step -> 'callback' -> 'schema',
+              v_step.deadline_at, v_now)
+      on conflict do nothing;
+    end if;
+    return jsonb_build_object('owned', true, 'conflict', false);
+  end if;
+
+  select * into v_step from durable_steps where run_id = p_run_id and step_id = p_step ->> 'step_id';
+  insert into durable_events (run_id, kind, step_id, fence, data)
+  values (p_run_id, 'step.outcome-conflict', v_step.step_id, p_fence,
+          jsonb_build_object('recorded', v_step.status, 'late', p_step ->> 'status'));
+  return jsonb_build_object('owned', true, 'conflict', true, 'step', jsonb_build_object(
+    'step_id', v_step.step_id, 'seq', v_step.seq, 'kind', v_step.kind, 'status', v_step.status,
+    'attempt', v_step.attempt, 'result', v_step.result, 'error', v_step.error,
+    'external_key', v_step.external_key));
 end
 $function$;

@@ -99,8 +99,9 @@ begin
       end if;
     end if;
     -- Past its deadline, or never claimed by its ttl: end it and pick again (the test on the row
-    -- first, so a claim of a run with neither costs no statement more).
-    if (v_run.deadline_at <= v_now or (v_run.expire_at <= v_now and v_run.attempts = 0))
+    -- first, so a claim of a run with neither costs no statement more; coalesced, since a run
+    -- without a deadline makes the test null, and `null and f()` calls f).
+    if coalesce(v_run.deadline_at <= v_now or (v_run.expire_at <= v_now and v_run.attempts = 0), false)
        and durable_end_overdue(v_run.id, v_now) then
       if p_run_id is not null then
         return null;

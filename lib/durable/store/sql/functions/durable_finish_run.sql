@@ -2,7 +2,8 @@
 -- holds, completed with its output or failed with its error (docs/sql.md, "durable_finish_run").
 --
 -- The receipt of the body's last step, when the engine held it back, rides in the same statement
--- (p_step, through durable_record_step): the completion costs no round trip of its own. Answers
+-- (p_step, through durable_write_receipt under the run row's lock): the completion costs no round
+-- trip of its own. Answers
 -- 'finished'; 'lost' (the fence moved on: nothing written but a fence.rejected event); or
 -- 'conflict' (that step already had another outcome: nothing ended, the run must replay). Past
 -- the run's deadline nothing is written ('lost'; durable_end_overdue fails it). An end makes the
@@ -16,13 +17,21 @@ create or replace function durable_finish_run(
 ) returns text
 language plpgsql as $$
 declare
+  v_now timestamptz := durable_now();
   v_recorded jsonb;
 begin
   if p_step ? 'step_id' then
-    v_recorded := durable_record_step(p_run_id, p_fence, p_step);
-    if not (v_recorded ->> 'owned')::boolean then
+    -- The fence check and the row's lock for the end's update, then the receipt under it (the
+    -- lock taken first, so the end never waits to upgrade a share lock a receipt took).
+    perform 1 from durable_runs
+     where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+       and (deadline_at is null or deadline_at > v_now)
+       for no key update;
+    if not found then
+      perform durable_record_step(p_run_id, p_fence, p_step); -- refused: it notes the late outcome
       return 'lost';
     end if;
+    v_recorded := durable_write_receipt(p_run_id, p_fence, p_step, v_now);
     if (v_recorded ->> 'conflict')::boolean then
       return 'conflict';
     end if;
@@ -33,15 +42,15 @@ begin
     warnings = warnings || coalesce(p_warnings, '[]'::jsonb),
     wake_at = null, waiting_for = null, lease_until = null,
     lost_claims = 0, lost_lease_until = null,
-    updated_at = durable_now(), finished_at = durable_now()
+    updated_at = v_now, finished_at = v_now
   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-    and (deadline_at is null or deadline_at > durable_now());
+    and (deadline_at is null or deadline_at > v_now);
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'finish');
     return 'lost';
   end if;
   -- Runs waiting on this one (a parent's invoke, a race's run branch) are due in this transaction.
-  perform durable_wake_waiters(p_run_id, durable_now());
+  perform durable_wake_waiters(p_run_id, v_now);
   return 'finished';
 end
 $$;

@@ -6,8 +6,14 @@
 -- volatile, so that the planner may use `wake_at <= durable_now()` as an index condition (a
 -- volatile call would force a scan of every unfinished run). Callers that write several times
 -- read it once into a variable (v_now), so all the times one call writes agree.
+--
+-- plpgsql, not sql: a sql function that cannot be inlined (this one reads a table) is parsed and
+-- planned again at every call, and the hot path calls it once per statement; plpgsql keeps the
+-- plan for the session.
 
 create or replace function durable_now() returns timestamptz
-language sql stable as $$
-  select clock_timestamp() + coalesce((select shift from durable_clock), interval '0')
+language plpgsql stable as $$
+begin
+  return clock_timestamp() + coalesce((select shift from durable_clock), interval '0');
+end
 $$;

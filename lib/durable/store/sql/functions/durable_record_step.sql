@@ -1,23 +1,22 @@
 -- durable_record_step(run_id, fence, step): record one step outcome under the fence, in one
 -- round trip (docs/sql.md, "durable_record_step").
 --
--- The fence check first: the run row is updated only where id, fence and status 'running' match,
--- and writing a receipt clears lost_claims (from here on this owner knows what ran). No row: the
--- claim was lost; a stale owner's late outcome writes nothing but an event, and the answer is
--- { owned: false, runStatus } so a cancel can be told from a takeover.
+-- The fence check first, without rewriting the run row: the row is locked FOR SHARE where id,
+-- fence and status 'running' match, and the lock lasts until the receipt commits. A claimer's
+-- FOR UPDATE SKIP LOCKED passes a locked row over and a cancel or a heal waits for it, so no fence
+-- can move between the check and the receipt. Only a receipt that has something to write to the
+-- run updates it instead: the first one after a lost claim (it clears lost_claims: from here on
+-- this owner knows what ran) and one carrying a `metadata` object (ctx.setMetadata's patches since
+-- the last write, merged into the run's metadata: it rides on the receipt, no round trip of its
+-- own, and a refused receipt writes none of it; docs/guide/runs.md, "Tags and metadata"). That
+-- update comes first and takes the row's lock itself, so two receipts of one run never both hold
+-- a share lock and then both wait to update (a deadlock). No row: the claim was lost; a stale
+-- owner's late outcome writes nothing but an event, and the answer is { owned: false, runStatus }
+-- so a cancel can be told from a takeover. Past the run's deadline nothing is written
+-- (durable_end_overdue fails the run).
 --
--- Then the receipt, insert-if-absent: an existing row is updated only while it is not completed
--- or failed. First write wins: a step already completed keeps its recorded outcome, which is
--- returned with conflict = true (and a step.outcome-conflict event). A signal wait's receipt takes
--- its delivery (signal_seq) in the same statement; a callback's receipt writes its capability row
--- (durable_callbacks: id, schema, deadline) in it too. Past the run's deadline nothing is written
--- (durable_end_overdue fails the run). The engine sends result_bytes, the size of the
--- result's JSON text: it has the text already, and measuring it here would serialise every result
--- a second time on the hot path.
---
--- A `metadata` object in the step (ctx.setMetadata's patches since the last write) is merged into
--- the run's metadata by the fence check's update: it rides on the receipt, no round trip of its
--- own, and a refused receipt writes none of it (docs/guide/runs.md, "Tags and metadata").
+-- Then the receipt (durable_write_receipt). Before 0012's function set every receipt updated the
+-- run row: a new row version, and an entry in each of its indexes, per step.
 --
 -- The status test is written `status is not distinct from 'running'` (the same test: status is
 -- never null), which no index answers, so the primary key is the only way in: with `status =
@@ -34,7 +33,14 @@ begin
                           metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
                                           else metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and (deadline_at is null or deadline_at > v_now);
+     and (deadline_at is null or deadline_at > v_now)
+     and (lost_claims <> 0 or lost_lease_until is not null or p_step ? 'metadata');
+  if not found then
+    perform 1 from durable_runs
+     where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+       and (deadline_at is null or deadline_at > v_now)
+       for share;
+  end if;
   if not found then
     -- A stale owner's late outcome: it parks on the recorded one when there is one.
     select * into v_step from durable_steps
@@ -46,7 +52,29 @@ begin
     return jsonb_build_object('owned', false,
       'runStatus', (select status from durable_runs where id = p_run_id));
   end if;
+  return durable_write_receipt(p_run_id, p_fence, p_step, v_now);
+end
+$$;
 
+-- durable_write_receipt(run_id, fence, step, now): the receipt of durable_record_step, written by a
+-- caller that has checked the fence and holds the run row's lock (durable_record_step,
+-- durable_finish_run). Answers { owned: true, conflict, step? } as durable_record_step does.
+--
+-- Insert-if-absent: an existing row is updated only while it is not completed or failed. First
+-- write wins: a step already completed keeps its recorded outcome, which is returned with conflict
+-- = true (and a step.outcome-conflict event). A signal wait's receipt takes its delivery
+-- (signal_seq) in the same statement; a callback's receipt writes its capability row
+-- (durable_callbacks: id, schema, deadline) in it too. The engine sends result_bytes, the size of
+-- the result's JSON text: it has the text already, and measuring it here would serialise every
+-- result a second time on the hot path.
+
+create or replace function durable_write_receipt(p_run_id text, p_fence bigint, p_step jsonb, p_now timestamptz)
+returns jsonb
+language plpgsql as $$
+declare
+  v_now timestamptz := p_now;
+  v_step durable_steps;
+begin
   insert into durable_steps as s (
     run_id, step_id, seq, kind, status, attempt, result, error, wake_at, deadline_at,
     external_key, fence, started_at, completed_at, updated_at, polls, signal_name, result_bytes)
