@@ -1,4 +1,12 @@
-import { type Attributes, type Span, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
+  type Span,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
 import type { ClaimedRun } from "../store";
 import type { StepKind } from "../types";
 import type { Execution, Stop } from "./execution";
@@ -59,6 +67,22 @@ export interface StepSpanInfo {
  * used from its next span on, and a cached tracer would keep delegating to a disabled one.
  */
 const tracer = (): Tracer => trace.getTracer(TRACER_NAME, TRACER_VERSION);
+
+/** What the global provider delegates to while no SDK is registered: the API's own no-op. */
+const NO_SDK = new ProxyTracerProvider().getDelegate();
+
+/** The span of a run while no SDK is registered: it records nothing, so one serves every run. */
+const SILENT_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * Whether an SDK is registered, asked at each span as the tracer is. Without one every span would
+ * be a no-op, so the spans are skipped outright: no attributes built, no context entered, on the
+ * hot path of every run and step.
+ */
+function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_SDK;
+}
 
 /** Marks a span as failed with `error`. */
 function recordError(span: Span, error: unknown): void {
@@ -129,6 +153,7 @@ function noteInvocationResult(span: Span, result: unknown): void {
  * `durable.outcome`. A thrown error is recorded, with the error status.
  */
 export function withInvocationSpan<T>(kind: "tick" | "advance" | "work", fn: () => Promise<T>): Promise<T> {
+  if (!tracing()) return fn();
   return tracer().startActiveSpan(
     SPAN_INVOCATION,
     { attributes: { "durable.invocation_kind": kind } },
@@ -155,6 +180,7 @@ export function withInvocationSpan<T>(kind: "tick" | "advance" | "work", fn: () 
  * error. `fn` adds the events only it knows of (suspension, fence rejection, outcome conflict).
  */
 export function withRunSpan<O extends string>(claim: ClaimedRun, fn: (span: Span) => Promise<O>): Promise<O> {
+  if (!tracing()) return fn(SILENT_SPAN);
   const { run } = claim;
   const attributes: Attributes = {
     "durable.run_id": run.id,
@@ -213,6 +239,7 @@ export function withStepSpan<T>(
   fn: () => Promise<T>,
   end: (value: T) => StepSpanEnd | null,
 ): Promise<T> {
+  if (!tracing()) return fn();
   const attributes: Attributes = {
     "durable.run_id": exec.runId,
     "durable.step_id": step.stepId,
