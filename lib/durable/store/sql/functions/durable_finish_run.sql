@@ -3,13 +3,12 @@
 --
 -- The receipt of the body's last step, when the engine held it back, rides in the same statement
 -- (p_step, through durable_write_receipt under the run row's lock): the completion costs no round
--- trip of its own. Answers
--- 'finished'; 'lost' (the fence moved on: nothing written but a fence.rejected event); or
--- 'conflict' (that step already had another outcome: nothing ended, the run must replay). Past
--- the run's deadline nothing is written ('lost'; durable_end_overdue fails it). An end makes the
--- runs waiting on this one due (durable_wake_waiters), in the same transaction. A p_step without
--- a step_id carries only ctx.setMetadata's last patches (no step wrote since): the end merges its
--- `metadata` into the run's (merging it again after durable_record_step did changes nothing).
+-- trip of its own. Answers 'finished'; 'lost' (the fence moved on: nothing written but a
+-- fence.rejected event); or 'conflict' (that step already had another outcome: nothing ended, the
+-- run must replay). Past the run's deadline nothing is written ('lost'; durable_end_overdue fails
+-- it). An end makes the runs waiting on this one due (durable_wake_waiters), in the same
+-- transaction. A p_step without a step_id carries only ctx.setMetadata's last patches (no step
+-- wrote since): the end merges its `metadata` into the run's.
 
 create or replace function durable_finish_run(
   p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb,

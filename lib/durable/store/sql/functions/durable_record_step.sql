@@ -15,8 +15,8 @@
 -- so a cancel can be told from a takeover. Past the run's deadline nothing is written
 -- (durable_end_overdue fails the run).
 --
--- Then the receipt (durable_write_receipt). Before 0012's function set every receipt updated the
--- run row: a new row version, and an entry in each of its indexes, per step.
+-- Then the receipt (durable_write_receipt). Before function set 17 every receipt updated the run
+-- row: a new row version, and an entry in each of its indexes, per step.
 --
 -- The status test is written `status is not distinct from 'running'` (the same test: status is
 -- never null), which no index answers, so the primary key is the only way in: with `status =
