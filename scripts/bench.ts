@@ -156,6 +156,12 @@ async function coreSections(): Promise<void> {
       c("pglite", "empty claim"),
       c("postgres", "empty claim"),
     ],
+    [
+      "a tick's end: the next wake time for its report (2 ticks)",
+      "1 per tick",
+      c("pglite", "tick end"),
+      c("postgres", "tick end"),
+    ],
   ]);
   const replays = {
     on: { pglite: await claimsPerRun("pglite", "5s"), postgres: await claimsPerRun("postgres", "5s") },

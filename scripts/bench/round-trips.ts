@@ -15,7 +15,8 @@ export type Operation =
   | "sleep suspension"
   | "wake claim"
   | "completion"
-  | "empty claim";
+  | "empty claim"
+  | "tick end";
 
 const OPERATIONS: readonly Operation[] = [
   "start",
@@ -27,6 +28,7 @@ const OPERATIONS: readonly Operation[] = [
   "wake claim",
   "completion",
   "empty claim",
+  "tick end",
 ];
 
 let current: Operation = "start";
@@ -36,11 +38,15 @@ let inTransaction = false;
 // the final statement): receipts outside a transaction belong to these steps, in this order.
 let heldReceipts: Operation[] = [];
 const tag = (operation: Operation) => (current = operation);
-/** The tag of a statement: a tick's second claim is the one that finds nothing due and ends it. */
+/**
+ * The tag of a statement: a tick's second claim is the one that finds nothing due and ends it, and
+ * the next-wake read a tick ends with is the tick's, not the operation before it.
+ */
 function tagOf(q: string): Operation {
   if (/^begin\b/i.test(q)) inTransaction = true;
   if (/^(commit|rollback)\b/i.test(q)) inTransaction = false;
   if (q.includes("durable_claim_run") && claimsThisTick++ > 0) return "empty claim";
+  if (/\bmin\(wake_at\)/.test(q)) return "tick end";
   if (q.includes("durable_record_step") && !inTransaction && heldReceipts.length > 0) return heldReceipts.shift()!;
   return current;
 }
