@@ -55,10 +55,11 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
   // A run whose singleton key is held could find the holder finished by the time it looks: try again.
   for (let attempt = 0; attempt < 5; attempt++) {
     const { rows } = await sql<{ workflow: string; created: boolean; sameInput: boolean }>`
-      with clock as (select durable_now() as now),
+      with clock as materialized (select durable_now() as now),
       inserted as (
         -- One reading of the clock for every time the row starts with: a deadline is exactly its
-        -- duration after created_at (durable_now() reads clock_timestamp() at each call).
+        -- duration after created_at (durable_now() reads clock_timestamp() at each call). The CTE
+        -- is materialized: inlined, each clock.now became a call of its own.
         insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
                                   parent_id, deadline_at, expire_at, tags, rate_key, priority,
                                   created_at, updated_at)

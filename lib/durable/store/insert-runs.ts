@@ -41,8 +41,8 @@ export async function insertRuns(
              r ->> 'singleton_key' as singleton_key, r ->> 'rate_key' as rate_key,
              (r ->> 'priority')::int as priority
         from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
-    ), clock as (
-      -- One reading of the clock for every time the rows start with (as insertRun).
+    ), clock as materialized (
+      -- One reading of the clock for every time the rows start with (as insertRun, materialized).
       select durable_now() as now
     ), inserted as (
       insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
