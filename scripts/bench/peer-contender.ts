@@ -65,3 +65,18 @@ export function installedVersion(name: "graphile-worker" | "pg-boss"): string {
   const file = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
   return JSON.parse(readFileSync(file, "utf8")).version;
 }
+
+/** Enqueues jobs 0 to count - 1 (untimed), four at a time, then analyzes: what every contender's enqueue does. */
+export async function enqueueFour(
+  client: pg.Client,
+  count: number,
+  add: (i: number) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < count) await add(next++);
+    }),
+  );
+  await client.query("analyze");
+}

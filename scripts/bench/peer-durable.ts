@@ -5,7 +5,14 @@
 import pg from "pg";
 import { z } from "zod";
 import { connect, createDurable, defineWorkflow, type Durable } from "../../lib/durable";
-import { type Contender, countOf, type PeerConfiguration, type PeerUrls, thirdReceiptWritten } from "./peer-contender";
+import {
+  type Contender,
+  countOf,
+  enqueueFour,
+  type PeerConfiguration,
+  type PeerUrls,
+  thirdReceiptWritten,
+} from "./peer-contender";
 
 export const peerRun = defineWorkflow({
   name: "bench-peer",
@@ -51,18 +58,7 @@ async function durableContender(urls: PeerUrls, mode: DurableMode): Promise<Cont
   let stopWork: AbortController | null = null;
   let working: Promise<unknown> | null = null;
   return {
-    async enqueue(count) {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (next < count) {
-            const i = next++;
-            await admin.start(peerRun, { n: i }, { id: `job-${i}` });
-          }
-        }),
-      );
-      await client.query("analyze");
-    },
+    enqueue: (count) => enqueueFour(client, count, (i) => admin.start(peerRun, { n: i }, { id: `job-${i}` })),
     async start(loops, onQuery) {
       const instance = createDurable({
         db: await connect(urls.worker, { driver: "pg", poolSize: loops + 2, onQuery }),

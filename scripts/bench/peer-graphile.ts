@@ -9,6 +9,7 @@ import pg from "pg";
 import {
   type Contender,
   countOf,
+  enqueueFour,
   INSERT_RECEIPT,
   installedVersion,
   type PeerConfiguration,
@@ -41,18 +42,7 @@ async function graphileContender(urls: PeerUrls, tuned: boolean): Promise<Conten
   let runner: Runner | null = null;
   let pool: pg.Pool | null = null;
   return {
-    async enqueue(count) {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (next < count) {
-            const i = next++;
-            await utils.addJob("bench", { n: i });
-          }
-        }),
-      );
-      await client.query("analyze");
-    },
+    enqueue: (count) => enqueueFour(client, count, (i) => utils.addJob("bench", { n: i })),
     async start(loops) {
       pool = new pg.Pool({ connectionString: urls.worker, max: loops + 2 });
       const report = (error: Error) => console.error(`  graphile-worker: ${error.message}`);
