@@ -116,7 +116,11 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
       await page.locator('[data-step="plan"][data-step-status="completed"]').waitFor();
       await page.locator('[data-step="decision"][data-step-status="waiting"]').waitFor();
       expect(await page.locator('[data-testid="waiting"]').innerText()).toContain("decision");
-      expect(await page.locator('[data-testid="demo-details"] tbody tr').count()).toBe(3);
+      // The plan's table is a server panel: the page re-renders it (router.refresh) once the polled
+      // status moves, a moment after the client's own panels show the wait.
+      const planRows = page.locator('[data-testid="demo-details"] tbody tr');
+      await planRows.nth(2).waitFor();
+      expect(await planRows.count()).toBe(3);
       // The client runs, so the page says it follows the run; an unfinished run can be cancelled.
       expect(await page.locator('[data-testid="live-state"]').innerText()).toBe("Live · polling");
       expect(await page.getByRole("button", { name: "Cancel run" }).count()).toBe(1);
@@ -177,7 +181,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
         const exportRun = await startDemo(phone, server.url, "report-export");
         const checkout = await startDemo(phone, server.url, "checkout");
         const settle = phone.getByRole("button", { name: /Settle at the payment provider/ });
-        await settle.waitFor({ timeout: 30_000 });
+        // The charge may fail as planned up to twice and retry (after 0.5 s, then 1 s), woken by the
+        // page's polls.
+        await settle.waitFor({ timeout: 60_000 });
         expect(await layoutProblems(phone)).toEqual([]);
         await settle.click();
         await phone.locator('.run-page[data-run-status="completed"]').waitFor({ timeout: 60_000 });
