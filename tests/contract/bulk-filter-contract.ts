@@ -129,6 +129,10 @@ export function runBulkFilterContract(name: string, open: () => Promise<Kysely<a
         { metadata: { batch: { id: undefined } } },
         { metadata: { batch: [undefined] } },
         { metadata: { batch: new Map([["id", "b7"]]) } },
+        // Objects whose own toJSON writes something other than an object.
+        { metadata: new Date(0) },
+        { metadata: { toJSON: () => ["b7"] } },
+        { metadata: { toJSON: () => "b7" } },
         { tag: undefined },
         { tag: "" },
         { tag: [] },
