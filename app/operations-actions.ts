@@ -26,8 +26,13 @@ export type BulkState =
 const operationOf = (value: FormDataEntryValue | null): BulkOperation | null =>
   value === "cancel" || value === "retry" ? value : null;
 
+/**
+ * The run ids a step of the form names: at least one, at most MAX_SELECTED. None is refused at
+ * either step, as a bulk filter that names nothing is (docs/guide/dashboard.md, "Operating many runs").
+ */
 function idsOf(form: FormData, field: string): string[] {
   const ids = [...new Set(form.getAll(field))];
+  if (ids.length === 0) throw new InvalidInputError("Select the runs first.");
   if (ids.length > MAX_SELECTED) throw new InvalidInputError(`at most ${MAX_SELECTED} runs at once`);
   for (const id of ids) {
     if (typeof id !== "string" || id.length === 0 || id.length > 255) throw new InvalidInputError("not a run id");
@@ -49,9 +54,7 @@ export async function bulkRuns(_previous: BulkState | null, form: FormData): Pro
     if (confirmed) return await applyBulk(confirmed, idsOf(form, "confirmId"));
     const operation = operationOf(form.get("operation"));
     if (!operation) throw new InvalidInputError("cancel or retry?");
-    const ids = idsOf(form, "select");
-    if (ids.length === 0) return { phase: "refused", message: "Select the runs first." };
-    return { phase: "confirm", operation, ids };
+    return { phase: "confirm", operation, ids: idsOf(form, "select") };
   } catch (e) {
     if (DurableError.is(e)) return { phase: "refused", message: e.message };
     throw e;

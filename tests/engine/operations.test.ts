@@ -75,7 +75,8 @@ const metadataRules = defineWorkflow({
   input: z.object({}),
   async run(ctx) {
     const refused: string[] = [];
-    for (const patch of [[1], "text", null, { big: "x".repeat(5000) }, { nul: "a\u0000b" }]) {
+    // A Date is an object whose JSON is a string: spread into the metadata it would store its characters.
+    for (const patch of [[1], "text", null, { big: "x".repeat(5000) }, { nul: "a\u0000b" }, new Date(0)]) {
       try {
         ctx.setMetadata(patch as never);
       } catch (error) {
@@ -157,7 +158,7 @@ describe("operations (PGlite)", () => {
     await durable.start(metadataRules, {}, { id: "m" });
     await durable.tick({ budgetMs: 40_000 });
     const status = (await durable.status("m"))!;
-    expect(status.output).toEqual(["invalid", "invalid", "invalid", "invalid", "invalid"]);
+    expect(status.output).toEqual(["invalid", "invalid", "invalid", "invalid", "invalid", "invalid"]);
     expect(status.metadata).toEqual({ kept: true });
   });
 

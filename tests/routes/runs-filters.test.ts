@@ -53,6 +53,14 @@ describe("GET /api/durable/runs filters", () => {
       `metadata=${encodeURIComponent("[1]")}`,
       "createdAfter=yesterday",
       "createdBefore=2025-13-45",
+      // A filter that names nothing once parsed: refused, not taken as "every run".
+      `metadata=${encodeURIComponent("{}")}`,
+      "metadata=",
+      "tag=",
+      "workflow=",
+      "parentId=",
+      "status=",
+      "createdAfter=",
     ]) {
       await expectRefused(
         fx,

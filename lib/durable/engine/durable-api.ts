@@ -186,7 +186,10 @@ export interface RunFilterOptions {
   tag?: string;
   /** Only the runs this run started (`ctx.step.invoke`, `ctx.step.start`). */
   parentId?: string;
-  /** Runs whose metadata contains this object (each key with this value; nested objects contain likewise). */
+  /**
+   * Runs whose metadata contains this object (each key with this value; nested objects contain
+   * likewise). At least one key; a value JSON cannot carry as written (undefined, NaN…) is refused.
+   */
   metadata?: Record<string, unknown>;
   /** Created strictly after this time (a Date or ISO 8601 text). */
   createdAfter?: Date | string;
@@ -286,10 +289,12 @@ export interface Durable {
   list(options?: ListOptions): Promise<ListPage>;
   /**
    * Cancels every run the filter matches that is not terminal, in batches of 500, each run under
-   * its own fence as `cancel` does (its children too unless `children: "keep"`).
+   * its own fence as `cancel` does (its children too unless `children: "keep"`). A filter that
+   * names nothing, or has a field whose value is `undefined`, is refused (docs/guide/runs.md,
+   * "Acting on many runs").
    */
   cancelMany(filter: RunFilterOptions, options?: BulkOptions): Promise<BulkResult>;
-  /** Retries every failed run the filter matches, in batches of 500, each as `retry` does. */
+  /** Retries every failed run the filter matches, in batches of 500, each as `retry` does; filtered as cancelMany. */
   retryMany(filter: RunFilterOptions): Promise<BulkResult>;
   /**
    * A new run of the source's workflow, version and input, with the source's receipts before

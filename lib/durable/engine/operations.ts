@@ -11,7 +11,7 @@ import { hasUnstorableText } from "../text";
 import { versionKey } from "./define-workflow";
 import type { BulkOptions, BulkResult, ForkOptions, RunFilterOptions, StartResult } from "./durable-api";
 import { assertOpen, type DurableInstance, isRegistered } from "./instance";
-import { checkRunFilter, namesAnything } from "./run-filter";
+import { checkBulkFilter } from "./run-filter";
 import { statusTokenOf } from "./start";
 
 /** Runs per statement of cancelMany and retryMany: each batch is one transaction holding its runs' locks. */
@@ -45,14 +45,6 @@ export async function retryManyRuns(instance: DurableInstance, filter: RunFilter
   assertOpen(instance);
   const query = checkBulkFilter(filter, "retryMany");
   return walk((after) => retryRunsBatch(instance.db, query, { after, limit: BULK_BATCH }));
-}
-
-function checkBulkFilter(filter: RunFilterOptions, what: string) {
-  const query = checkRunFilter(filter, what);
-  if (!namesAnything(query)) {
-    throw new InvalidInputError(`${what}: the filter names nothing; name a status to act on every run of it`);
-  }
-  return query;
 }
 
 /**

@@ -36,7 +36,12 @@ export function jsonObject(value: unknown, what: string): Record<string, unknown
     throw new InvalidInputError(`${what} is a JSON object`);
   }
   const text = toJsonText(value, { limit: MAX_METADATA_BYTES * 4 });
-  return JSON.parse(text) as Record<string, unknown>;
+  const parsed: unknown = JSON.parse(text);
+  // A toJSON of its own (a Date, a class) may write something else: what is stored must be an object.
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new InvalidInputError(`${what} is a JSON object, not one whose JSON is ${text.slice(0, 40)}`);
+  }
+  return parsed as Record<string, unknown>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
-import { type RunPosition, type RunQuery, runConditions, whereOf } from "./list-runs";
+import { InvalidInputError } from "../errors";
+import { narrowsRuns, type RunPosition, type RunQuery, runConditions, whereOf } from "./list-runs";
 import type { DurableDb } from "./tables";
 
 /** What one batch of cancelMany or retryMany did, and where the next one starts. */
@@ -17,30 +18,39 @@ export interface BulkBatch {
  * are not terminal, newest first, older than `after`, and cancels each by durable_cancel_run's
  * rules (durable_cancel_runs), in one statement and transaction.
  */
-export function cancelRunsBatch(
+export async function cancelRunsBatch(
   db: DurableDb,
   query: RunQuery,
   options: { after?: RunPosition; limit: number; reason: string | null; children: "cancel" | "keep" },
 ): Promise<BulkBatch> {
-  const pick = { ...query, statuses: narrow(query.statuses, ["pending", "running", "waiting"]) };
+  const pick = pickOf(query, ["pending", "running", "waiting"]);
   return runBatch(db, pick, options, (ids) => sql`durable_cancel_runs(${ids}, ${options.reason}, ${options.children})`);
 }
 
 /** One batch of retryMany: as cancelRunsBatch, over failed runs, each by durable_retry_run's rules. */
-export function retryRunsBatch(
+export async function retryRunsBatch(
   db: DurableDb,
   query: RunQuery,
   options: { after?: RunPosition; limit: number },
 ): Promise<BulkBatch> {
-  const pick = { ...query, statuses: narrow(query.statuses, ["failed"]) };
+  const pick = pickOf(query, ["failed"]);
   return runBatch(db, pick, options, (ids) => sql`durable_retry_runs(${ids})`);
 }
 
 type State = NonNullable<RunQuery["statuses"]>[number];
 
-/** The statuses an action applies to, within those the filter names (none: nothing matches). */
-function narrow(given: RunQuery["statuses"], applicable: State[]): State[] {
-  return given === undefined ? applicable : applicable.filter((status) => given.includes(status));
+/**
+ * What a batch picks: the query, within the statuses the action applies to (none of those the
+ * filter names: nothing matches). A query that narrows nothing is refused here too, whoever calls:
+ * the statuses added here would hide that it takes every run of them (docs/sql.md, "Bulk actions").
+ */
+function pickOf(query: RunQuery, applicable: State[]): RunQuery {
+  if (!narrowsRuns(query)) throw new InvalidInputError("a bulk action's filter names nothing: it would take every run");
+  const given = query.statuses;
+  return {
+    ...query,
+    statuses: given === undefined ? applicable : applicable.filter((status) => given.includes(status)),
+  };
 }
 
 async function runBatch(

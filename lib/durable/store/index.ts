@@ -29,7 +29,7 @@ export { type AgentStepRecord, listAgentSteps } from "./list-agent-steps";
 export { listCallbacks, type RunCallbackRecord } from "./list-callbacks";
 export { retryRun } from "./retry-run";
 export { type ChatTurnRecord, readChatTurn, setChatTurn } from "./chat-turns";
-export { checkCursor, listRuns, type RunFilter, type RunPosition, type RunQuery } from "./list-runs";
+export { checkCursor, listRuns, narrowsRuns, type RunFilter, type RunPosition, type RunQuery } from "./list-runs";
 export { type BulkBatch, cancelRunsBatch, retryRunsBatch } from "./bulk-runs";
 export { type ForkOutcome, forkRun } from "./fork-run";
 export {

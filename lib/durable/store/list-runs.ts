@@ -74,6 +74,12 @@ export function runConditions(query: RunQuery, after?: RunPosition): RawBuilder<
   return where;
 }
 
+/**
+ * Whether a query narrows at all: a condition of its own, not only a keyset position. A bulk action
+ * refuses one that does not, which would take every run (docs/guide/runs.md, "Acting on many runs").
+ */
+export const narrowsRuns = (query: RunQuery): boolean => runConditions(query).length > 0;
+
 /** The conditions joined with `and` (`true` for none). */
 export const whereOf = (conditions: RawBuilder<boolean>[]): RawBuilder<boolean> =>
   conditions.length === 0 ? sql<boolean>`true` : sql<boolean>`${sql.join(conditions, sql` and `)}`;
