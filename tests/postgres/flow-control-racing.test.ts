@@ -165,7 +165,7 @@ describe(`${LOOPS} racing tick loops`, () => {
     for (const run of runs) expect(executions.get(`${run.id}:call`)).toBe(1);
   });
 
-  it("one tick of each loop, racing, holds a backlog of 300 rate-held runs and claims the 20 due behind it", async () => {
+  it("one racing tick of each loop holds a 300-run rate-held backlog and claims the 20 due behind it", async () => {
     await control.startMany(
       backlog,
       Array.from({ length: 300 }, (_, n) => ({ n })),
