@@ -145,6 +145,19 @@ export function runFlowControlContract(label: string, open: () => Promise<Kysely
       expect(busy.fetched).toBeLessThanOrEqual(8);
     }, 120_000); // 200 runs driven to their sleep: on a loaded machine, more than the default 30 s
 
+    it("120 runs past their ttl in front are ended, and the due run behind them claimed, in one tick", async () => {
+      for (let n = 0; n < 120; n++) await durable.start(other, { n }, { ttl: "1s" });
+      const behind = await durable.start(other, { n: 999 });
+      await durable.testing.advanceClock("2s");
+      // A claim ends at most 100 overdue runs a call; it then says there is more, not "nothing due".
+      expect(await durable.tick()).toMatchObject({ claimed: 1, completed: 1 });
+      expect((await durable.status(behind.id))?.status).toBe("completed");
+      const [expired] = await rows<{ n: number }>(
+        sql`select count(*)::int as n from durable_runs where error ->> 'code' = 'expired'`,
+      );
+      expect(expired!.n).toBe(120);
+    });
+
     it("raising a rate limit releases the runs it held; removing it does too", async () => {
       for (let n = 0; n < 6; n++) await durable.start(limited, { n });
       expect((await durable.tick()).claimed).toBe(1);
