@@ -15,6 +15,8 @@
 //                                              --peer-rounds N (default 3) make it shorter
 //   npm run bench -- --operations              the machine and section 9 (list filters, cancelMany) only
 //   npm run bench -- --flow                    the machine and section 10 (rate-limited claims at 1,000,000) only
+//   npm run bench -- --priority-walk           the machine and section 11 (an idle claim over 20,000 waiting
+//                                              runs at distinct priorities, and at one) only
 import { dropCreatedDatabases } from "./bench/databases";
 import { claimLatency } from "./bench/claim-latency";
 import { loadAverage, machine } from "./bench/machine";
@@ -28,6 +30,7 @@ import { retentionSection } from "./bench/retention";
 import { PEER_JOBS, PEER_ROUNDS } from "./bench/peers";
 import { peersSection } from "./bench/peers-section";
 import { operationsSection } from "./bench/operations";
+import { priorityWalkRows } from "./bench/priority-walk";
 import { flowControlSection } from "./bench/flow-control";
 import type { CpuSpent } from "./bench/cpu";
 import {
@@ -62,7 +65,16 @@ const CLAIM_SAMPLES = 500;
 const FINISHED_RUNS = 1_000_000;
 const SCALE_RUNS = 2_000;
 const CHILD_SAMPLES = 30;
-type Section = "core" | "children" | "scale" | "tracing" | "retention" | "peers" | "operations" | "flow";
+type Section =
+  | "core"
+  | "children"
+  | "scale"
+  | "tracing"
+  | "retention"
+  | "peers"
+  | "operations"
+  | "flow"
+  | "priority-walk";
 const SECTIONS: readonly Section[] = [
   "core",
   "children",
@@ -72,6 +84,7 @@ const SECTIONS: readonly Section[] = [
   "peers",
   "operations",
   "flow",
+  "priority-walk",
 ];
 const began = performance.now();
 const options = parseOptions(process.argv.slice(2));
@@ -126,6 +139,12 @@ try {
 
   // ── 10. Flow control: a rate-limited claim at 1,000,000 finished runs (scripts/bench/flow-control.ts) ──
   if (all || options.only === "flow") await flowControlSection(heading, table, CLAIM_SAMPLES, FINISHED_RUNS, 10_000);
+
+  // ── 11. The claim's priority walk when nothing is due (scripts/bench/priority-walk.ts) ──
+  if (all || options.only === "priority-walk") {
+    heading("11. An idle claim (nothing due) over waiting runs at distinct priorities and at one");
+    table(await priorityWalkRows(CLAIM_SAMPLES));
+  }
 } finally {
   await dropCreatedDatabases();
 }
@@ -440,7 +459,8 @@ interface Options {
 /**
  * `--core` (sections 1–4 only), `--children` (section 1's parent of 10 children only), `--scale`
  * (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only), `--peers`
- * (section 8 only), `--operations` (section 9 only), `--flow` (section 10 only), `--scale-runs N`,
+ * (section 8 only), `--operations` (section 9 only), `--flow` (section 10 only), `--priority-walk`
+ * (section 11 only), `--scale-runs N`,
  * and for section 8 `--peer-jobs N`, `--peer-rounds N` and `--rtt <ms>`; anything else is refused.
  */
 function parseOptions(args: string[]): Options {
@@ -482,7 +502,8 @@ function parseOptions(args: string[]): Options {
     } else {
       console.error(
         `unknown option ${arg}: npm run bench ` +
-          "[-- --core | --children | --scale | --tracing | --retention | --peers | --operations | --flow] " +
+          "[-- --core | --children | --scale | --tracing | --retention | --peers | --operations | --flow | " +
+          "--priority-walk] " +
           "[--scale-runs N] [--peer-jobs N] [--peer-rounds N] [--rtt <ms>]",
       );
       process.exit(2);

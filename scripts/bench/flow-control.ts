@@ -58,7 +58,7 @@ const claim = (client: pg.Client) =>
     [WORKFLOWS, VERSIONS, RATES],
   );
 
-/** Claims until nothing is due: each call holds up to 20 runs of the backlog. Answers each call's ms. */
+/** Claims until nothing is due: each call holds the backlogs of up to 20 keys. Answers each call's ms. */
 async function holdBacklog(client: pg.Client): Promise<number[]> {
   const times: number[] = [];
   for (;;) {
@@ -135,7 +135,7 @@ export async function flowControlSection(
       ],
       ["full / empty (p50)", ratio(p50.full / p50.empty), "", ""],
       [
-        `a claim that holds 20 of the backlog`,
+        `a claim that holds up to 20 keys' backlogs`,
         ms(percentile(holding, 50)),
         ms(percentile(holding, 99)),
         String(holding.length),

@@ -47,6 +47,8 @@ function tagOf(q: string): Operation {
   if (/^(commit|rollback)\b/i.test(q)) inTransaction = false;
   if (q.includes("durable_claim_run") && claimsThisTick++ > 0) return "empty claim";
   if (/\bmin\(wake_at\)/.test(q)) return "tick end";
+  // An instance's first tick, then once a minute: runs held under a changed rate limit, the tick's own.
+  if (q.includes("durable_release_rate_holds")) return "tick end";
   if (q.includes("durable_record_step") && !inTransaction && heldReceipts.length > 0) return heldReceipts.shift()!;
   return current;
 }

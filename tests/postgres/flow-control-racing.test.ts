@@ -43,7 +43,26 @@ const ranked = defineWorkflow({
   },
 });
 
-const workflows = [steady, burst, ranked];
+const backlog = defineWorkflow({
+  name: "fc-backlog",
+  input: z.object({ n: z.number() }),
+  rateLimit: { key: () => "partner", limit: 5, period: "1h" },
+  async run(ctx, input) {
+    await ctx.step.run("call", () => bump(`${ctx.runId}:call`));
+    return input.n;
+  },
+});
+
+const free = defineWorkflow({
+  name: "fc-free",
+  input: z.object({ n: z.number() }),
+  async run(ctx, input) {
+    await ctx.step.run("call", () => bump(`${ctx.runId}:call`));
+    return input.n;
+  },
+});
+
+const workflows = [steady, burst, ranked, backlog, free];
 let url: string;
 let admin: Kysely<any>;
 let control: Durable;
@@ -143,6 +162,39 @@ describe(`${LOOPS} racing tick loops`, () => {
     expect(startedDuringStarts.n).toBeGreaterThanOrEqual(Math.floor(0.85 * 5 * spanS));
     expect(startedDuringStarts.n).toBeLessThanOrEqual(Math.ceil(5 * spanS) + 5);
     const runs = await admin.selectFrom("durable_runs").select("id").where("workflow", "=", "fc-steady").execute();
+    for (const run of runs) expect(executions.get(`${run.id}:call`)).toBe(1);
+  });
+
+  it("one racing tick of each loop holds a 300-run rate-held backlog and claims the 20 due behind it", async () => {
+    await control.startMany(
+      backlog,
+      Array.from({ length: 300 }, (_, n) => ({ n })),
+    );
+    await control.startMany(
+      free,
+      Array.from({ length: 20 }, (_, n) => ({ n })),
+    );
+    // One tick each, at once: before 0012 a claim gave up after holding 20 runs and ended its tick,
+    // so 8 ticks held 160 of the backlog and never reached the other workflow's runs.
+    const reports = await Promise.all(instances.map((durable) => durable.tick()));
+    const claimed = reports.reduce((sum, report) => sum + report.claimed, 0);
+    const counts = await one<{ free: number; started: number; held: number; due: number; all: number }>(sql`
+      select count(*) filter (where workflow = 'fc-free' and status = 'completed')::int as free,
+             count(*) filter (where workflow = 'fc-backlog' and first_claimed_at is not null)::int as started,
+             count(*) filter (where workflow = 'fc-backlog' and status = 'pending' and rate_slot_at is not null)::int
+               as held,
+             count(*) filter (where workflow = 'fc-backlog' and wake_at <= durable_now())::int as due,
+             count(*) filter (where workflow = 'fc-backlog')::int as "all"
+        from durable_runs where workflow in ('fc-free', 'fc-backlog')`);
+    expect(counts).toEqual({ free: 20, started: 5, held: 295, due: 0, all: 300 });
+    expect(claimed).toBe(25);
+    // Held by racing claimers, the slots still keep the limit: at most 5 starts or slots in any hour.
+    const most = await one<{ most: number }>(sql`
+      with t as (select coalesce(first_claimed_at, rate_slot_at) as at from durable_runs where workflow = 'fc-backlog')
+      select max((select count(*) from t b where b.at >= a.at and b.at < a.at + interval '1 hour'))::int as most
+        from t a`);
+    expect(most.most).toBe(5);
+    const runs = await admin.selectFrom("durable_runs").select("id").where("workflow", "=", "fc-free").execute();
     for (const run of runs) expect(executions.get(`${run.id}:call`)).toBe(1);
   });
 

@@ -39,7 +39,9 @@ export interface ClaimChain {
   request(): ClaimRequest | null;
   /**
    * What the chained claim answered: the next run, which the loop must advance (it holds its
-   * lease now), or null when nothing was due. Undefined: no claim was sent with the completion.
+   * lease now), or null when nothing was due. Undefined: no claim was sent with the completion, or
+   * the claim stopped at a bound with runs it did not reach (docs/sql.md, "durable_claim_run"):
+   * the loop claims on its own.
    */
   claimed?: ClaimedRun | null;
   /** The child runs this run's suspension started (`invoke`): set when it parked on them. */

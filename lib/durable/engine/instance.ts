@@ -46,7 +46,12 @@ export interface DurableInstance {
    * measured on the database clock, durable_now(), which only `testing.advanceClock` moves.
    */
   readonly now: () => number;
-  readonly state: { closed: boolean; warnedSmallBudget: boolean };
+  readonly state: {
+    closed: boolean;
+    warnedSmallBudget: boolean;
+    /** When (on `now`) this instance last released runs held under a changed rate limit; null: never. */
+    rateHoldsSweptAt: number | null;
+  };
 }
 
 /** How the scheduler starts a slot's run: `start()` with the slot's id (start.ts). */
@@ -105,7 +110,7 @@ export function resolveInstance(options: DurableOptions, startSlot: StartSlot): 
     }),
     closing: new AbortController(),
     now: () => performance.now(),
-    state: { closed: false, warnedSmallBudget: false },
+    state: { closed: false, warnedSmallBudget: false, rateHoldsSweptAt: null },
   };
   return instance;
 }

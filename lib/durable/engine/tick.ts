@@ -1,5 +1,6 @@
 // `tick()`: what one cron call does (docs/layout.md, "The path of a tick, file by file"): start
-// due schedule slots, fail runs of unknown versions when asked to, run up to `concurrency` claim
+// due schedule slots, fail runs of unknown versions when asked to, release runs held under a changed
+// rate limit (at an instance's first tick, then once a minute), run up to `concurrency` claim
 // loops until nothing is due or the budget cannot fit another step, then a bounded retention slice.
 import type { TickReport } from "../schemas";
 import { type ClaimedRun, failUnknownVersions, readNextWake } from "../store";
@@ -8,6 +9,7 @@ import { chainedClaim, claimAndAdvance } from "./claim-and-advance";
 import { checkRange } from "./check-range";
 import { assertOpen, type DurableInstance } from "./instance";
 import { countAdvanced, emptyTickReport, runLoops } from "./loops";
+import { releaseChangedRateHolds } from "./rate-holds";
 import { withInvocationSpan } from "./tracing";
 
 /** One tick, traced as one invocation span. */
@@ -37,6 +39,7 @@ async function tickUntraced(
   if (instance.unknownVersion === "fail") {
     report.failed += (await failUnknownVersions(instance.db, instance.registry.versions, 100)).length;
   }
+  await releaseChangedRateHolds(instance);
   await runClaimLoops(instance, report, deadline, budget, concurrency);
   // What is left of the budget goes to retention, in a bounded slice (docs/guide/retention.md, "Retention").
   try {

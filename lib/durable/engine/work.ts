@@ -3,6 +3,7 @@
 import { failUnknownVersions } from "../store";
 import { chainedClaim, claimAndAdvance } from "./claim-and-advance";
 import { assertOpen, type DurableInstance } from "./instance";
+import { releaseChangedRateHolds } from "./rate-holds";
 import { runWorker, type WorkOptions, type WorkReport } from "./worker";
 
 /** Runs a worker until `options.signal` aborts or the instance closes, whichever comes first. */
@@ -23,6 +24,7 @@ export async function workUntilStopped(instance: DurableInstance, options: WorkO
       housekeeping: async () => {
         const started = await instance.scheduler.startDue();
         if (instance.unknownVersion === "fail") await failUnknownVersions(db, registry.versions, 100);
+        await releaseChangedRateHolds(instance);
         await instance.compactor.slice();
         return started.length;
       },

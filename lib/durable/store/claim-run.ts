@@ -39,19 +39,28 @@ export interface ClaimRequest {
   rates?: Readonly<Record<string, { limit: number; periodMs: number }>>;
 }
 
+/** A claim that stops at one of its bounds (docs/sql.md, "durable_claim_run") is asked again this often at most. */
+const MORE_ROUNDS = 100;
+
 /**
  * Claims one due run in one round trip (durable_claim_run): SKIP LOCKED pick of a registered
  * (workflow, version) by priority, concurrency and rate limits,
  * fence bump, lease from the database clock, due waits answered, ledger load. docs/sql.md says why each part is
- * there. Returns null when nothing is due (or the run is held by someone else).
+ * there. Returns null when nothing claimable is due (or the run is held by someone else). A claim
+ * that stopped at a bound (a held backlog, skipped keys, overdue runs ended) with runs it did not
+ * reach answers "more", and is asked again: each such answer moved runs out of the way.
  */
 export async function claimDueRun(db: DurableDb, request: ClaimRequest): Promise<ClaimedRun | null> {
   const p = claimParameters(request);
-  const { rows } = await sql<{ claimed: RowObject | null }>`
-    select durable_claim_run(${p.workflows}::jsonb, ${request.runId ?? null}::text, ${p.leaseMs}::bigint,
-                             ${p.exclude}::jsonb, ${p.limits}::jsonb, ${p.versions}::jsonb,
-                             ${p.rates}::jsonb) as claimed`.execute(db);
-  return toClaimedRun(rows[0]?.claimed ?? null);
+  for (let round = 0; round < MORE_ROUNDS; round++) {
+    const { rows } = await sql<{ claimed: RowObject | null }>`
+      select durable_claim_run(${p.workflows}::jsonb, ${request.runId ?? null}::text, ${p.leaseMs}::bigint,
+                               ${p.exclude}::jsonb, ${p.limits}::jsonb, ${p.versions}::jsonb,
+                               ${p.rates}::jsonb, true) as claimed`.execute(db);
+    const answer = toClaimAnswer(rows[0]?.claimed ?? null);
+    if (answer !== "more") return answer;
+  }
+  return null;
 }
 
 /** A claim request as durable_claim_run's arguments take it (also sent by finishRunAndClaim). */
@@ -66,9 +75,15 @@ export function claimParameters(request: ClaimRequest) {
   };
 }
 
+/** durable_claim_run's answer: a ClaimedRun, null (nothing claimable due), or "more" (stopped at a bound). */
+export function toClaimAnswer(claimed: RowObject | null): ClaimedRun | null | "more" {
+  if (claimed?.more) return "more";
+  return toClaimedRun(claimed);
+}
+
 /** durable_claim_run's answer as a ClaimedRun (null: nothing was claimed). */
 export function toClaimedRun(claimed: RowObject | null): ClaimedRun | null {
-  if (!claimed) return null;
+  if (!claimed?.run) return null;
   return {
     run: toRunRecord(claimed.run),
     steps: (claimed.steps as RowObject[]).map(toStepRecord),

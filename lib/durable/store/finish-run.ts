@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { StoredError } from "../types";
-import { type ClaimedRun, type ClaimRequest, claimParameters, toClaimedRun } from "./claim-run";
+import { type ClaimedRun, type ClaimRequest, claimParameters, toClaimAnswer } from "./claim-run";
 import type { RowObject } from "./rows";
 import { type StepOutcome, stepOutcomeJson } from "./step-outcome";
 import type { DurableDb } from "./tables";
@@ -33,7 +33,8 @@ export async function finishRun(
 /**
  * Ends the run as finishRun does and, when it ended, claims the next due run in the same
  * statement (durable_finish_and_claim; docs/decisions.md, "Chained claims"). `next`: the run
- * claimed, or null when none was due; undefined when the run did not end (nothing was claimed).
+ * claimed, or null when none was due; undefined when the run did not end (nothing was claimed), or
+ * when the claim stopped at a bound with runs it did not reach (the loop claims again on its own).
  */
 export async function finishRunAndClaim(
   db: DurableDb,
@@ -51,10 +52,13 @@ export async function finishRunAndClaim(
     select durable_finish_and_claim(${runId}, ${fence}::bigint, ${end.status}, ${e.output}::jsonb,
                                     ${e.error}::jsonb, ${e.warnings}::jsonb, ${e.step}::jsonb,
                                     ${c.workflows}::jsonb, ${c.leaseMs}::bigint, ${c.exclude}::jsonb,
-                                    ${c.limits}::jsonb, ${c.versions}::jsonb, ${c.rates}::jsonb) as answer`.execute(db);
+                                    ${c.limits}::jsonb, ${c.versions}::jsonb, ${c.rates}::jsonb,
+                                    true) as answer`.execute(db);
   const answer = rows[0]!.answer;
   const finished = answer.finished as FinishResult;
-  return finished === "finished" ? { finished, next: toClaimedRun(answer.next ?? null) } : { finished };
+  if (finished !== "finished") return { finished };
+  const claimed = toClaimAnswer(answer.next ?? null);
+  return claimed === "more" ? { finished } : { finished, next: claimed };
 }
 
 // ctx.setMetadata's last patches ride on the held-back receipt, or alone in the step parameter

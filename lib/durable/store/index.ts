@@ -6,6 +6,7 @@ export { type InsertedRun, insertRun, type RunToInsert } from "./insert-run";
 export { type InsertedOne, insertRuns } from "./insert-runs";
 export { countDueRuns } from "./count-due";
 export { failUnknownVersions } from "./fail-unknown-versions";
+export { releaseRateHolds } from "./release-rate-holds";
 export { advanceSchedule, planSchedule, readSchedules, type ScheduleRecord } from "./schedules";
 export { msUntilNextWake, type NextWake, readNextWake } from "./next-wake";
 export { type ClaimedRun, type ClaimRequest, claimDueRun, type MailboxEntry } from "./claim-run";

@@ -19,7 +19,8 @@ export type DebouncedRun =
 /**
  * Starts a run of a debounced workflow in one statement (docs/sql.md, "Flow control"): the key's
  * run not yet claimed, if there is one, takes this input, and its start moves to now + period,
- * capped at its first start + maxWait; else a run is inserted, due at now + period. Two racing
+ * capped at its first start + maxWait; else a run is inserted, due at now + period. Either way the
+ * start is capped at the run's deadline and ttl too, so that a claim ends it on time there. Two racing
  * starts of one key meet on durable_runs_debounce: one inserts, the other's insert does nothing,
  * and its next try updates the run the first inserted.
  */
@@ -30,16 +31,20 @@ export async function insertDebouncedRun(
 ): Promise<DebouncedRun> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const { rows } = await sql<{ id: string; workflow: string; created: boolean; debounced: boolean }>`
-      with updated as (
+      with clock as materialized (select durable_now() as now),
+      updated as (
+        -- One reading of the clock, as insertRun's: a start capped at the deadline is the deadline.
         update durable_runs set
           input = ${run.inputJson}::jsonb,
           version = ${run.version ?? null},
           concurrency_key = ${run.concurrencyKey ?? null},
           rate_key = ${run.rateKey ?? null},
           priority = ${run.priority ?? 0},
-          wake_at = least(durable_now() + ${debounce.periodMs}::bigint * interval '1 millisecond',
-                          created_at + ${msOrNull(debounce.maxWaitMs)}::bigint * interval '1 millisecond'),
-          updated_at = durable_now()
+          wake_at = least(clock.now + ${debounce.periodMs}::bigint * interval '1 millisecond',
+                          created_at + ${msOrNull(debounce.maxWaitMs)}::bigint * interval '1 millisecond',
+                          deadline_at, expire_at),
+          updated_at = clock.now
+          from clock
          where workflow = ${run.workflow} and debounce_key = ${run.debounceKey ?? null}
            and status = 'pending' and attempts = 0
         returning id, workflow
@@ -47,12 +52,15 @@ export async function insertDebouncedRun(
         insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
                                   deadline_at, expire_at, rate_key, debounce_key, priority, tags)
         select ${run.id}, ${run.workflow}, ${run.inputJson}::jsonb,
-               durable_now() + ${debounce.periodMs}::bigint * interval '1 millisecond',
+               least(clock.now + ${debounce.periodMs}::bigint * interval '1 millisecond', t.deadline_at, t.expire_at),
                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
-               durable_now() + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
-               durable_now() + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond',
+               t.deadline_at, t.expire_at,
                ${run.rateKey ?? null}, ${run.debounceKey ?? null}, ${run.priority ?? 0},
                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb))
+          from clock,
+               lateral (select clock.now + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond'
+                                 as deadline_at,
+                               clock.now + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond' as expire_at) t
          where not exists (select 1 from updated)
         on conflict do nothing
         returning id, workflow

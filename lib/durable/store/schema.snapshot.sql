@@ -106,7 +106,8 @@ create table durable_runs (
   tags text[] not null default '{}'::text[],
   metadata jsonb not null default '{}'::jsonb,
   forked_from text,
-  forked_from_step text
+  forked_from_step text,
+  rate_hold text
 );
 alter table durable_runs add constraint durable_runs_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (wake_at IS NULL)));
 alter table durable_runs add constraint durable_runs_concurrency_key_check CHECK (((length(concurrency_key) >= 1) AND (length(concurrency_key) <= 255)));
@@ -132,7 +133,9 @@ CREATE INDEX durable_runs_finished ON public.durable_runs USING btree (finished_
 CREATE INDEX durable_runs_metadata ON public.durable_runs USING gin (metadata jsonb_path_ops) WHERE (metadata <> '{}'::jsonb);
 CREATE INDEX durable_runs_parent ON public.durable_runs USING btree (parent_id, created_at DESC, id DESC) WHERE (parent_id IS NOT NULL);
 CREATE UNIQUE INDEX durable_runs_pkey ON public.durable_runs USING btree (id);
+CREATE INDEX durable_runs_rate_backlog ON public.durable_runs USING btree (workflow, rate_key, priority DESC, wake_at) WHERE ((rate_key IS NOT NULL) AND (attempts = 0) AND (wake_at IS NOT NULL));
 CREATE INDEX durable_runs_rate_claims ON public.durable_runs USING btree (workflow, rate_key, first_claimed_at) WHERE ((rate_key IS NOT NULL) AND (first_claimed_at IS NOT NULL));
+CREATE INDEX durable_runs_rate_holds ON public.durable_runs USING btree (workflow, rate_hold) WHERE ((rate_slot_at IS NOT NULL) AND (attempts = 0) AND (wake_at IS NOT NULL));
 CREATE INDEX durable_runs_rate_queue ON public.durable_runs USING btree (workflow, rate_key, wake_at) WHERE ((rate_slot_at IS NOT NULL) AND (attempts = 0));
 CREATE UNIQUE INDEX durable_runs_singleton ON public.durable_runs USING btree (workflow, singleton_key) WHERE ((singleton_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text])));
 CREATE INDEX durable_runs_status_created ON public.durable_runs USING btree (status, created_at DESC, id DESC);
@@ -385,6 +388,13 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb)
  RETURNS jsonb
+ LANGUAGE sql
+AS $function$
+  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, false)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb, p_more boolean)
+ RETURNS jsonb
  LANGUAGE plpgsql
 AS $function$
 declare
@@ -393,6 +403,7 @@ declare
   v_limits jsonb := coalesce(p_limits, '{}');
   v_rates jsonb := coalesce(p_rates, '{}');
   v_now timestamptz := durable_now();
+  v_more jsonb := case when p_more then '{"more": true}'::jsonb end;
   v_run durable_runs;
   v_lost boolean;
   v_limit integer;
@@ -400,10 +411,24 @@ declare
   v_held timestamptz;
   v_waited boolean := false;
   v_tries integer := 0;
+  v_holds integer := 0;
   v_ended integer := 0;
+  v_walked integer := 1;
 begin
-  -- The highest priority among unfinished runs: the first entry of durable_runs_due_priority.
-  v_prio := (select max(priority) from durable_runs where wake_at is not null);
+  if p_run_id is null then
+    -- Nothing due at all: one probe of durable_runs_due, whatever the unfinished runs' priorities.
+    -- min(), not `exists (... wake_at <= v_now)`: plpgsql's generic plan of that, its bound unknown,
+    -- was a sequential scan of the table; min() is always the first entry of the index.
+    if not coalesce((select min(wake_at) from durable_runs
+                      where status in ('pending', 'running', 'waiting')) <= v_now, false) then
+      return null;
+    end if;
+    -- The highest priority with a due run of these workflows (no status test: see the pick).
+    v_prio := (select priority from durable_runs
+                where wake_at is not null and wake_at <= v_now and workflow = any (v_workflows)
+                order by priority desc, wake_at
+                limit 1);
+  end if;
   loop
     if p_run_id is null then
       if v_prio is null then
@@ -424,8 +449,16 @@ begin
        limit 1
        for update skip locked;
       if not found then
-        -- Nothing due at this priority: the next lower one present, one index probe each.
-        v_prio := (select max(priority) from durable_runs where wake_at is not null and priority < v_prio);
+        -- Nothing this claim can take at this priority: the next lower one with a due run.
+        v_walked := v_walked + 1;
+        if v_walked > 100 then
+          return null;
+        end if;
+        v_prio := (select priority from durable_runs
+                    where wake_at is not null and wake_at <= v_now and priority < v_prio
+                      and workflow = any (v_workflows)
+                    order by priority desc, wake_at
+                    limit 1);
         continue;
       end if;
     else
@@ -449,14 +482,15 @@ begin
       end if;
       v_ended := v_ended + 1;
       if v_ended >= 100 then
-        return null;
+        return v_more;
       end if;
       continue;
     end if;
     -- A full concurrency key: skip the run for this call. A rate-limited first claim refused:
-    -- the run was held (its wake_at moved to its slot), or its key's lock was busy (skipped).
-    -- Only the first lock a call needs is waited for; later ones are only tried, so a claimer
-    -- never waits while it holds a key's lock and two claimers cannot deadlock.
+    -- the run was held with its key's due backlog (their wake_at moved to their slots), or its
+    -- key's lock was busy (skipped). Only the first lock a call needs is waited for; later ones
+    -- are only tried, so a claimer never waits while it holds a key's lock and two claimers
+    -- cannot deadlock.
     v_limit := (v_limits ->> v_run.workflow)::integer;
     v_held := null;
     if v_run.concurrency_key is not null and v_limit is not null then
@@ -480,11 +514,14 @@ begin
       return null;
     end if;
     if v_held = 'infinity' then
+      -- Skipped, not moved: kept out of this call's picks.
       v_exclude := v_exclude || v_run.id;
+      v_tries := v_tries + 1;
+    else
+      v_holds := v_holds + 1;
     end if;
-    v_tries := v_tries + 1;
-    if v_tries >= 20 then
-      return null;
+    if v_tries >= 20 or v_holds >= 20 then
+      return v_more;
     end if;
   end loop;
 
@@ -518,7 +555,8 @@ begin
     'run', to_jsonb(v_run),
     'healed', v_lost,
     'now', v_now,
-    'steps', case when v_run.attempts > 1 then durable_ledger(v_run.id) else '[]'::jsonb end,
+    'steps', case when v_run.attempts > 1 or v_run.forked_from is not null then durable_ledger(v_run.id)
+                  else '[]'::jsonb end,
     'mailbox', case when exists (select 1 from durable_signals where run_id = v_run.id and taken_by is null)
                     then durable_mailbox(v_run.id) else '[]'::jsonb end);
 end
@@ -708,6 +746,14 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_finish_and_claim(p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb, p_step jsonb, p_workflows jsonb, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb)
  RETURNS jsonb
+ LANGUAGE sql
+AS $function$
+  select durable_finish_and_claim(p_run_id, p_fence, p_status, p_output, p_error, p_warnings, p_step,
+                                  p_workflows, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, false)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_finish_and_claim(p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb, p_step jsonb, p_workflows jsonb, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb, p_more boolean)
+ RETURNS jsonb
  LANGUAGE plpgsql
 AS $function$
 declare
@@ -717,7 +763,7 @@ begin
     return jsonb_build_object('finished', v_finished);
   end if;
   return jsonb_build_object('finished', v_finished, 'next',
-    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates));
+    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more));
 end
 $function$;
 
@@ -798,7 +844,7 @@ begin
                             deadline_at, tags, attempts, forked_from, forked_from_step, priority, rate_key)
   values (p_id, v_source.workflow, v_source.input, v_now, v_source.concurrency_key,
           v_source.singleton_key, v_source.version,
-          v_now + p_deadline_ms * interval '1 millisecond', v_source.tags, 1, p_source, p_from_step,
+          v_now + p_deadline_ms * interval '1 millisecond', v_source.tags, 0, p_source, p_from_step,
           v_source.priority, v_source.rate_key)
   on conflict do nothing;
   if not found then
@@ -968,7 +1014,7 @@ declare
   v_lock bigint := hashtextextended(p_run.workflow || '/' || p_run.rate_key, 1);
   v_period interval := p_period_ms * interval '1 millisecond';
   v_claims timestamptz[];
-  v_slot timestamptz;
+  v_entries timestamptz[];
 begin
   if p_wait then
     perform pg_advisory_xact_lock(v_lock);
@@ -983,26 +1029,37 @@ begin
   if cardinality(v_claims) < p_limit then
     return null;
   end if;
-  -- The window frees a start when the oldest of its newest `limit` first claims leaves it.
-  v_slot := v_claims[p_limit] + v_period;
-  if p_run.rate_slot_at is null then
-    v_slot := greatest(v_slot, (
-      select t + v_period from (
-        select unnest(v_claims) as t
-        union all
-        (select wake_at from durable_runs
-          where workflow = p_run.workflow and rate_key = p_run.rate_key and rate_slot_at is not null
-            and attempts = 0 and wake_at > p_now and id <> p_run.id
-          order by wake_at desc
-          limit p_limit)) queued
+  -- The key's newest `limit` entries, oldest first: its first claims in the window and its queue.
+  v_entries := array(
+    select t from (
+      select t from unnest(v_claims) t
+      union all
+      (select wake_at from durable_runs
+        where workflow = p_run.workflow and rate_key = p_run.rate_key and rate_slot_at is not null
+          and attempts = 0 and wake_at > p_now
+        order by wake_at desc
+        limit p_limit)
       order by t desc
-      offset p_limit - 1
-      limit 1));
-  end if;
+      limit p_limit) newest
+    order by t);
   -- A deadline or a ttl before the slot still ends the run on time (the claim picks it then).
-  update durable_runs set wake_at = least(v_slot, deadline_at, expire_at), rate_slot_at = v_slot, updated_at = p_now
-   where id = p_run.id;
-  return v_slot;
+  with others as (
+    select id, priority, wake_at from durable_runs
+     where workflow = p_run.workflow and rate_key = p_run.rate_key and attempts = 0
+       and wake_at is not null and wake_at <= p_now and id <> p_run.id
+     order by priority desc, wake_at
+     limit 999
+     for update skip locked),
+  queue as (
+    select id, row_number() over (order by met desc, priority desc, wake_at) - 1 as j
+      from (select p_run.id, p_run.priority, p_run.wake_at, true as met
+            union all
+            select id, priority, wake_at, false from others) d)
+  update durable_runs r set wake_at = least(q.slot, r.deadline_at, r.expire_at), rate_slot_at = q.slot,
+                            rate_hold = p_limit || '/' || p_period_ms, updated_at = p_now
+    from (select id, v_entries[(j % p_limit)::integer + 1] + (j / p_limit + 1) * v_period as slot from queue) q
+   where r.id = q.id;
+  return v_entries[1] + v_period; -- the slot of the run met (j = 0)
 end
 $function$;
 
@@ -1097,6 +1154,39 @@ begin
       'runStatus', (select status from durable_runs where id = p_run_id));
   end if;
   return durable_write_receipt(p_run_id, p_fence, p_step, v_now);
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_release_rate_holds(p_workflows jsonb, p_rates jsonb, p_cap integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_now timestamptz := durable_now();
+  v_released integer;
+begin
+  with registered as (
+    select w.name, (p_rates -> w.name ->> 'limit') || '/' || (p_rates -> w.name ->> 'periodMs') as hold
+      from jsonb_array_elements_text(p_workflows) w(name)),
+  stale as (
+    select r.id from registered g
+      cross join lateral (
+        select id from durable_runs
+         where workflow = g.name and rate_slot_at is not null and attempts = 0 and wake_at is not null
+           and (g.hold is null or rate_hold is null or rate_hold < g.hold or rate_hold > g.hold)
+         limit p_cap) r
+     limit p_cap),
+  locked as (
+    -- The test again under the lock: a run claimed since the scan (attempts 1) is left alone.
+    select id from durable_runs
+     where id in (select id from stale) and rate_slot_at is not null and attempts = 0 and wake_at is not null
+       for update skip locked)
+  update durable_runs r set wake_at = least(r.created_at, v_now), rate_slot_at = null, rate_hold = null,
+                            updated_at = v_now
+    from locked
+   where r.id = locked.id;
+  get diagnostics v_released = row_count;
+  return v_released;
 end
 $function$;
 

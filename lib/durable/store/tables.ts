@@ -45,6 +45,8 @@ export interface DurableRunsTable {
   /** Workflow option `rateLimit`: the key ('' for the whole workflow), and the slot a held run waits for (0010). */
   rate_key: string | null;
   rate_slot_at: Timestamp | null;
+  /** The limit a held run was held under, '<limit>/<periodMs>' (0012). */
+  rate_hold: string | null;
   /** Workflow option `debounce`: the key computed at start (0010). */
   debounce_key: string | null;
   /** `start(..., { tags })` (0011). */

@@ -15,8 +15,10 @@
 -- the body saw, and the child, delivery or callback it came from stays the source's.
 --
 -- The new run is pending and due now, with the source's tags (metadata starts empty: the body sets
--- it again as it replays), attempts 1 so that its first claim reads the copied ledger (the claim
--- skips the ledger on a run's first claim), and forked_from / forked_from_step. An id that exists
+-- it again as it replays), attempts 0 (0012; it was 1 so that its first claim read the copied
+-- ledger, which let a fork skip its rate limit: the claim now reads a fork's ledger by
+-- forked_from), and forked_from / forked_from_step. Its first claim is a first start, counted and
+-- held by its workflow's rate limit like any other. An id that exists
 -- answers 'exists' when it is this same fork (idempotent), else 'conflict'; a singleton key held by
 -- a run that has not ended answers 'singleton_held' with its holder. Locks the source for share
 -- (a receipt being written commits first), then inserts.
@@ -55,7 +57,7 @@ begin
                             deadline_at, tags, attempts, forked_from, forked_from_step, priority, rate_key)
   values (p_id, v_source.workflow, v_source.input, v_now, v_source.concurrency_key,
           v_source.singleton_key, v_source.version,
-          v_now + p_deadline_ms * interval '1 millisecond', v_source.tags, 1, p_source, p_from_step,
+          v_now + p_deadline_ms * interval '1 millisecond', v_source.tags, 0, p_source, p_from_step,
           v_source.priority, v_source.rate_key)
   on conflict do nothing;
   if not found then

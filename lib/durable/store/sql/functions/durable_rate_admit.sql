@@ -10,12 +10,18 @@
 -- counts the others, and is held. It reads at most `limit` entries of durable_runs_rate_claims,
 -- the key's first claims newer than now - period, newest first.
 --
--- A held run leaves the due range, so no claim reads it again before its time (a claim that met
--- every held run at every tick would cost O(backlog)). Held the first time, it is placed in the
--- key's queue: the slot after the key's newest `limit` entries among its first claims and its
--- held runs (durable_runs_rate_queue, newest first), so a backlog is spread at the rate, one
--- update per run, in the order the claims met it. Held again at its slot (the claimers fell
--- behind, or the limit was lowered), it waits only until the window frees, keeping its place.
+-- A refused run is held with the key's other due runs not yet claimed, in one statement (up to
+-- 1,000, from durable_runs_rate_backlog, 0012): the key is full for all of them, and a claim that
+-- met them one candidate at a time spent its candidates on one key while other runs waited. Held
+-- runs leave the due range, so no claim reads them again before their time. Each gets the next
+-- slot of the key's queue: the run the claim met first, then the others by priority and due time.
+-- The slots follow the key's newest `limit` entries among its first claims and its queued runs
+-- (durable_runs_rate_queue, newest first), e_1 oldest: the j-th run held (from 0) takes
+-- e_(j mod limit + 1) + (j div limit + 1) * period, so no period holds more than `limit` slots and
+-- a backlog drains at the rate, one update per run. A run held again (its slot came while the key
+-- was still full: the claimers fell behind, or the limit was lowered) takes the next slot the same
+-- way. rate_hold records the limit, so a deploy that changes it releases them
+-- (durable_release_rate_holds).
 
 create or replace function durable_rate_admit(
   p_run durable_runs, p_limit integer, p_period_ms bigint, p_now timestamptz, p_wait boolean
@@ -25,7 +31,7 @@ declare
   v_lock bigint := hashtextextended(p_run.workflow || '/' || p_run.rate_key, 1);
   v_period interval := p_period_ms * interval '1 millisecond';
   v_claims timestamptz[];
-  v_slot timestamptz;
+  v_entries timestamptz[];
 begin
   if p_wait then
     perform pg_advisory_xact_lock(v_lock);
@@ -40,25 +46,36 @@ begin
   if cardinality(v_claims) < p_limit then
     return null;
   end if;
-  -- The window frees a start when the oldest of its newest `limit` first claims leaves it.
-  v_slot := v_claims[p_limit] + v_period;
-  if p_run.rate_slot_at is null then
-    v_slot := greatest(v_slot, (
-      select t + v_period from (
-        select unnest(v_claims) as t
-        union all
-        (select wake_at from durable_runs
-          where workflow = p_run.workflow and rate_key = p_run.rate_key and rate_slot_at is not null
-            and attempts = 0 and wake_at > p_now and id <> p_run.id
-          order by wake_at desc
-          limit p_limit)) queued
+  -- The key's newest `limit` entries, oldest first: its first claims in the window and its queue.
+  v_entries := array(
+    select t from (
+      select t from unnest(v_claims) t
+      union all
+      (select wake_at from durable_runs
+        where workflow = p_run.workflow and rate_key = p_run.rate_key and rate_slot_at is not null
+          and attempts = 0 and wake_at > p_now
+        order by wake_at desc
+        limit p_limit)
       order by t desc
-      offset p_limit - 1
-      limit 1));
-  end if;
+      limit p_limit) newest
+    order by t);
   -- A deadline or a ttl before the slot still ends the run on time (the claim picks it then).
-  update durable_runs set wake_at = least(v_slot, deadline_at, expire_at), rate_slot_at = v_slot, updated_at = p_now
-   where id = p_run.id;
-  return v_slot;
+  with others as (
+    select id, priority, wake_at from durable_runs
+     where workflow = p_run.workflow and rate_key = p_run.rate_key and attempts = 0
+       and wake_at is not null and wake_at <= p_now and id <> p_run.id
+     order by priority desc, wake_at
+     limit 999
+     for update skip locked),
+  queue as (
+    select id, row_number() over (order by met desc, priority desc, wake_at) - 1 as j
+      from (select p_run.id, p_run.priority, p_run.wake_at, true as met
+            union all
+            select id, priority, wake_at, false from others) d)
+  update durable_runs r set wake_at = least(q.slot, r.deadline_at, r.expire_at), rate_slot_at = q.slot,
+                            rate_hold = p_limit || '/' || p_period_ms, updated_at = p_now
+    from (select id, v_entries[(j % p_limit)::integer + 1] + (j / p_limit + 1) * v_period as slot from queue) q
+   where r.id = q.id;
+  return v_entries[1] + v_period; -- the slot of the run met (j = 0)
 end
 $$;
