@@ -5,6 +5,7 @@
 // server process"). It goes through HTTP rather than calling `tick()` in process so that each
 // call runs the workflows as the dev server last compiled them, as Vercel Cron would.
 import { resolveSecret } from "../auth/secrets";
+import { MAX_TIMER_MS } from "../duration";
 
 export interface DevCronOptions {
   /** The route to call; default "/api/durable/tick". */
@@ -110,7 +111,8 @@ export function runDevCron(options: DevCronOptions = {}): () => void {
         (report) => schedule(nextCallDelay(report, intervalMs, minDelayMs)),
         () => schedule(intervalMs),
       );
-    }, ms);
+      // Past Node's timer limit setTimeout fires at once; an early call is only a tick (rule 19).
+    }, Math.min(ms, MAX_TIMER_MS));
     timer.unref?.();
   };
 
