@@ -8,6 +8,7 @@ import { z } from "zod";
 import { createDurable, type Durable, defineWorkflow, InvalidInputError, type WorkflowContext } from "@/lib/durable";
 import { MAX_CLOCK_MS, MAX_DURATION_MS, MAX_INSTANT_MS, MAX_TIMER_MS } from "@/lib/durable/duration";
 import { resetDurableTables } from "../helpers/databases";
+import { until } from "../helpers/until";
 
 type Body = (ctx: WorkflowContext<{ key: string }, any>) => Promise<unknown>;
 
@@ -51,6 +52,17 @@ const monthLong = defineWorkflow({
   },
 });
 
+/** One run of it at a time: a second is due but held, which an idle worker polls for (pollMs). */
+let openGate: (() => void) | null = null;
+const oneAtATime = defineWorkflow({
+  name: "one-at-a-time",
+  input: z.object({}),
+  concurrency: { key: () => "all", limit: 1 },
+  async run(ctx) {
+    return ctx.step.run("hold", () => new Promise<string>((resolve) => (openGate = () => resolve("done"))));
+  },
+});
+
 const FAR_DATES: [string, Date | string][] = [
   ["new Date(8.64e15), JavaScript's last day", new Date(8.64e15)],
   ["year 10000", new Date(Date.UTC(10_000, 0, 1))],
@@ -79,7 +91,7 @@ export function runDatesContract(label: string, open: () => Promise<Kysely<any>>
       db = await open();
       durable = createDurable({
         db,
-        workflows: [dated, child, monthLong],
+        workflows: [dated, child, monthLong, oneAtATime],
         defaults: { lease: "2s", budget: "10s" },
         log: () => {},
       });
@@ -255,6 +267,28 @@ export function runDatesContract(label: string, open: () => Promise<Kysely<any>>
         expect(delays).toContain(MAX_TIMER_MS);
         expect(delays.every((ms) => ms <= MAX_TIMER_MS)).toBe(true);
       } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it("lets an idle worker with a poll interval past Node's timer limit wait at the limit, not spin", async () => {
+      const spy = vi.spyOn(globalThis, "setTimeout");
+      const stop = new AbortController();
+      try {
+        await durable.start(oneAtATime, {}, { id: "held-1" });
+        await durable.start(oneAtATime, {}, { id: "held-2" });
+        const working = durable.work({ concurrency: 2, signal: stop.signal, pollMs: MAX_TIMER_MS + 1_000 });
+        // One run holds the key; the other is due but held, so the idle loop waits its poll interval.
+        await until(() => spy.mock.calls.some((call) => (call[1] ?? 0) >= MAX_TIMER_MS));
+        const delays = spy.mock.calls.map((call) => call[1] ?? 0);
+        expect(Math.max(...delays)).toBe(MAX_TIMER_MS);
+        openGate?.();
+        await until(async () => (await durable.status("held-1"))?.status === "completed");
+        stop.abort();
+        openGate?.();
+        await working;
+      } finally {
+        stop.abort();
         spy.mockRestore();
       }
     });
