@@ -106,13 +106,14 @@ export function runDevCron(options: DevCronOptions = {}): () => void {
   };
   const schedule = (ms: number) => {
     if (stopped) return;
+    // Past Node's timer limit setTimeout fires at once; an early call is only a tick (rule 19).
+    const delay = Math.min(ms, MAX_TIMER_MS);
     timer = setTimeout(() => {
       void call().then(
         (report) => schedule(nextCallDelay(report, intervalMs, minDelayMs)),
         () => schedule(intervalMs),
       );
-      // Past Node's timer limit setTimeout fires at once; an early call is only a tick (rule 19).
-    }, Math.min(ms, MAX_TIMER_MS));
+    }, delay);
     timer.unref?.();
   };
 
