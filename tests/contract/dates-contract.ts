@@ -212,6 +212,19 @@ export function runDatesContract(label: string, open: () => Promise<Kysely<any>>
       expect((await row("waitForSignal timeout Number.MAX_SAFE_INTEGER")).status).toBe("completed");
     });
 
+    it("reads a wake time past year 9999, stored by an earlier release, as never: the sleep holds", async () => {
+      await start((ctx) => ctx.step.sleep("nap", "1d"), "legacy");
+      await tick();
+      expect((await row("legacy")).status).toBe("waiting");
+      // What a release before rule 19 stored for sleep(1e15): a year with five digits. The run is
+      // made due (as a signal delivery would), so the claim replays the sleep from its row.
+      await sql`update durable_steps set wake_at = '33715-08-30 11:04:50+00' where run_id = 'legacy'`.execute(db);
+      await sql`update durable_runs set wake_at = durable_now() where id = 'legacy'`.execute(db);
+      await tick();
+      expect(await row("legacy")).toMatchObject({ status: "waiting", heals: 0 });
+      expect((await durable.status("legacy"))!.steps[0]).toMatchObject({ id: "nap", status: "waiting" });
+    });
+
     it("answers a date before any the database holds as long past", async () => {
       for (const [what, past] of PAST_DATES) {
         await start(async (ctx) => {
