@@ -6,6 +6,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { MAX_TIMER_MS } from "@/lib/durable/duration";
 import { nextCallDelay, runDevCron, type TickTiming } from "@/lib/durable/http/dev-cron";
 import { startDevCron } from "@/lib/durable/next";
 import { until } from "../helpers/until";
@@ -100,6 +101,20 @@ describe("the cron's timing", () => {
     afterEach(() => {
       stop();
       vi.useRealTimers();
+    });
+
+    it("waits an interval past Node's timer limit at the limit, instead of calling at once (rule 19)", async () => {
+      const calls: number[] = [];
+      const t0 = Date.now();
+      const fetch = (async () => {
+        calls.push(Date.now() - t0);
+        return new Response(JSON.stringify({ ...report(0, null), warnings: [] }));
+      }) as typeof globalThis.fetch;
+      stop = runDevCron({ intervalMs: MAX_TIMER_MS + 1_000, secret: "s", log: () => {}, fetch });
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(calls).toEqual([]);
+      await vi.advanceTimersByTimeAsync(MAX_TIMER_MS - 60_000);
+      expect(calls).toEqual([MAX_TIMER_MS]);
     });
 
     it("calls when each report says the next run wakes, and after the interval when none does", async () => {

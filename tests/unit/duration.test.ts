@@ -1,5 +1,16 @@
-import { describe, expect, it } from "vitest";
-import { toMs } from "@/lib/durable/duration";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import {
+  MAX_DURATION_MS,
+  MAX_INSTANT_MS,
+  MAX_TIMER_MS,
+  MIN_INSTANT_MS,
+  startTimer,
+  toBoundedMs,
+  toInstant,
+  toMs,
+} from "@/lib/durable/duration";
 import { InvalidInputError } from "@/lib/durable/errors";
 
 describe("toMs", () => {
@@ -85,5 +96,92 @@ describe("toMs", () => {
     expect(() => toMs(-1, "lease")).toThrow(/invalid lease: -1;/);
     expect(() => toMs(NaN, "timeout")).toThrow(/invalid timeout: NaN;/);
     expect(() => toMs(null as never)).toThrow(/invalid duration: null;/);
+  });
+});
+
+describe("toBoundedMs: a duration as the toolkit counts it (docs/rules.md, rule 19)", () => {
+  it("counts a duration longer than 1,000 years as 1,000 years, up to Number.MAX_VALUE", () => {
+    expect(MAX_DURATION_MS).toBe(1_000 * 365.25 * 86_400_000);
+    expect(toBoundedMs("30s")).toBe(30_000);
+    for (const far of [Number.MAX_SAFE_INTEGER, 2 ** 60, Number.MAX_VALUE, 8.64e15, "400000d", "1000000000h"]) {
+      expect(toBoundedMs(far)).toBe(MAX_DURATION_MS);
+    }
+    expect(toBoundedMs(MAX_DURATION_MS - 1)).toBe(MAX_DURATION_MS - 1);
+  });
+
+  it.each([NaN, Infinity, -Infinity, -1, "Infinityms", "5 m", null])("refuses %s as toMs does", (bad) => {
+    expect(() => toBoundedMs(bad as never, "timeout")).toThrow(/invalid timeout/);
+  });
+});
+
+describe("toInstant: a date as the toolkit stores it (docs/rules.md, rule 19)", () => {
+  it("keeps a date in range, as a copy", () => {
+    const at = new Date("2026-12-03T10:00:00.000Z");
+    const kept = toInstant(at, "until");
+    expect(kept).toEqual(at);
+    expect(kept).not.toBe(at);
+    expect(toInstant("2026-12-03T10:00:00Z", "until").toISOString()).toBe("2026-12-03T10:00:00.000Z");
+  });
+
+  it("moves a later date to 9999-01-01 and an earlier one to 1970, however far", () => {
+    for (const far of [new Date(8.64e15), "+275760-09-13T00:00:00.000Z", 8.64e15, new Date(Date.UTC(9999, 0, 2))]) {
+      expect(toInstant(far, "until").toISOString()).toBe("9999-01-01T00:00:00.000Z");
+    }
+    for (const past of [new Date(-8.64e15), "-004713-01-01T00:00:00Z", -1, new Date(Date.UTC(1969, 0, 1))]) {
+      expect(toInstant(past, "until").toISOString()).toBe("1970-01-01T00:00:00.000Z");
+    }
+    expect(MAX_INSTANT_MS).toBe(Date.UTC(9999, 0, 1));
+    expect(MIN_INSTANT_MS).toBe(0);
+  });
+
+  it.each([new Date(NaN), "soon", "", NaN, {}, null])("refuses %s with InvalidInputError naming it", (bad) => {
+    expect(() => toInstant(bad as never, "until")).toThrow(InvalidInputError);
+    expect(() => toInstant(bad as never, "until")).toThrow(/until is not a date/);
+  });
+});
+
+describe("startTimer: a timer for any duration (docs/rules.md, rule 19)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("fires after a delay past Node's 2^31 - 1 ms limit, not at once", () => {
+    const fired = vi.fn();
+    startTimer(fired, MAX_TIMER_MS * 2 + 10);
+    vi.advanceTimersByTime(MAX_TIMER_MS);
+    vi.advanceTimersByTime(MAX_TIMER_MS);
+    expect(fired).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(10);
+    expect(fired).toHaveBeenCalledOnce();
+  });
+
+  it("fires a short one on time, and never once cleared", () => {
+    const fired = vi.fn();
+    startTimer(fired, 100);
+    vi.advanceTimersByTime(99);
+    expect(fired).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(fired).toHaveBeenCalledOnce();
+    const cleared = vi.fn();
+    const timer = startTimer(cleared, MAX_TIMER_MS + 1);
+    vi.advanceTimersByTime(MAX_TIMER_MS);
+    timer.clear();
+    vi.advanceTimersByTime(10);
+    expect(cleared).not.toHaveBeenCalled();
+  });
+});
+
+describe("the rule, not the example", () => {
+  it("every duration the toolkit reads goes through toBoundedMs, never toMs alone", () => {
+    const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "lib/durable"], {
+      encoding: "utf8",
+    })
+      .split("\n")
+      .filter((file) => file.endsWith(".ts") && file !== "lib/durable/duration.ts");
+    const callers = files.filter((file) => /\btoMs\(/.test(readFileSync(file, "utf8")));
+    expect(callers).toEqual([]);
   });
 });

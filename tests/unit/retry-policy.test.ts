@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_DURATION_MS } from "@/lib/durable/duration";
 import { InvalidInputError } from "@/lib/durable/errors";
 import { canRetry, resolveRetryPolicy, retryDelayMs } from "@/lib/durable/steps/retry-policy";
 
@@ -67,11 +68,13 @@ describe("retryDelayMs", () => {
     expect(retryDelayMs(p, 1)).toBe(5_000);
   });
 
-  it("stays finite without maxDelay, however many attempts", () => {
+  it("stays finite without maxDelay, however many attempts: at most the longest duration (rule 19)", () => {
     const p = resolveRetryPolicy({ retries: 10_000, retryDelay: "1s", retryBackoff: { factor: 10 } });
     const d = retryDelayMs(p, 5_000);
     expect(Number.isSafeInteger(d)).toBe(true);
-    expect(d).toBe(Number.MAX_SAFE_INTEGER);
+    expect(d).toBe(MAX_DURATION_MS);
+    const huge = resolveRetryPolicy({ retries: 1, retryDelay: Number.MAX_SAFE_INTEGER });
+    expect(retryDelayMs(huge, 1)).toBe(MAX_DURATION_MS);
   });
 
   it("applies full jitter with the injected random source", () => {

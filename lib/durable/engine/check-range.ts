@@ -1,3 +1,4 @@
+import { MAX_DURATION_MS } from "../duration";
 import { InvalidInputError } from "../errors";
 
 /**
@@ -18,4 +19,16 @@ export function checkRange(
     throw new InvalidInputError(`${name} is ${article} ${noun} ${range}`);
   }
   return value;
+}
+
+/**
+ * A budget in milliseconds (`tick`, `advance`): a number, NaN refused; below 0 it is 0 (no time),
+ * above the longest duration it is that (docs/rules.md, rule 19), so a lease taken from it is a
+ * time the database stores.
+ */
+export function checkBudgetMs(value: unknown): number {
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    throw new InvalidInputError(`budgetMs is a number of milliseconds, not ${String(value)}`);
+  }
+  return Math.min(Math.max(value, 0), MAX_DURATION_MS);
 }

@@ -3,6 +3,7 @@
 import type { ClaimedRun, ClaimRequest } from "../store";
 import { claimDueRun } from "../store";
 import { type AdvanceOutcome, advanceClaimedRun, type ClaimChain } from "./advance";
+import { checkBudgetMs } from "./check-range";
 import { versionKey } from "./define-workflow";
 import { failpoint } from "./failpoints";
 import { assertOpen, type DurableInstance } from "./instance";
@@ -90,7 +91,7 @@ export async function advanceById(
   options: { budgetMs?: number; children?: boolean } = {},
 ): Promise<AdvanceOutcome | null> {
   assertOpen(instance);
-  const budget = options.budgetMs ?? instance.settings.budgetMs;
+  const budget = checkBudgetMs(options.budgetMs ?? instance.settings.budgetMs);
   const deadline = instance.now() + budget;
   if (budget < instance.settings.marginMs) return null;
   const advanced = await withInvocationSpan("advance", () =>

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { toMs } from "../duration";
+import { toBoundedMs } from "../duration";
 import { InvalidInputError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
 import type { AnyWorkflow, NoSignals, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
@@ -50,7 +50,7 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   if (singleton !== undefined && typeof singleton?.key !== "function") {
     throw new InvalidInputError(`workflow "${definition.name}": singleton is { key: (input) => string }`);
   }
-  if (definition.deadline !== undefined) toMs(definition.deadline, `workflow "${definition.name}": deadline`);
+  if (definition.deadline !== undefined) toBoundedMs(definition.deadline, `workflow "${definition.name}": deadline`);
   validateSchedule(definition as AnyWorkflow);
   validateFlowControl(definition as AnyWorkflow);
   return Object.freeze({ ...definition });

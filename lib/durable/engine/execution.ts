@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { startTimer, type Timer } from "../duration";
 import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "../errors";
 import { storableName } from "../names";
 import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../store";
@@ -92,7 +93,7 @@ export class Execution {
   private wroteReceipt = false;
   private readonly mailbox: MailboxEntry[];
   private resolveStopped!: (stop: Stop) => void;
-  private readonly deadlineTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly deadlineTimer: Timer | null = null;
   /** Settles once a stop was asked for and every step in flight has recorded (or been dropped). */
   readonly stopped = new Promise<Stop>((resolve) => (this.resolveStopped = resolve));
 
@@ -123,8 +124,9 @@ export class Execution {
     const { deadlineAt } = claim.run;
     if (deadlineAt) {
       const ms = Math.max(0, deadlineAt.getTime() - claim.now.getTime());
-      this.deadlineTimer = setTimeout(() => this.requestStop({ kind: "abandon", reason: PAST_RUN_DEADLINE }), ms);
-      this.deadlineTimer.unref?.();
+      // startTimer: a deadline weeks away would fire a plain setTimeout at once (rule 19).
+      this.deadlineTimer = startTimer(() => this.requestStop({ kind: "abandon", reason: PAST_RUN_DEADLINE }), ms);
+      this.deadlineTimer.unref();
     }
   }
 
@@ -140,7 +142,7 @@ export class Execution {
 
   /** Ends what the execution keeps running once its pass is over (the deadline's timer). */
   dispose(): void {
-    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer?.clear();
   }
 
   get db(): DurableDb {

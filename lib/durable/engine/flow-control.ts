@@ -1,7 +1,7 @@
 // Flow control (docs/guide/flow-control.md): a workflow's rateLimit, debounce and priority are
 // checked when it is defined, and turned into what a run stores at start (its rate key, debounce
 // key and priority) and what every claim passes (each workflow's rate limit).
-import { toMs } from "../duration";
+import { toBoundedMs } from "../duration";
 import { InvalidInputError } from "../errors";
 import { isStorableName } from "../names";
 import type { AnyWorkflow } from "../types";
@@ -58,7 +58,7 @@ export function validateFlowControl(workflow: AnyWorkflow): void {
 
 /** A period in milliseconds, from 10 ms to 30 days. */
 function periodMs(period: unknown, what: string): number {
-  const ms = toMs(period as string, what);
+  const ms = toBoundedMs(period as string, what);
   if (ms < FLOW_LIMITS.minPeriodMs || ms > FLOW_LIMITS.maxPeriodMs) {
     throw new InvalidInputError(`${what} is from 10ms to 30d`);
   }
@@ -70,7 +70,7 @@ export function rateLimitsOf(workflows: Iterable<AnyWorkflow>): Record<string, R
   const rates: Record<string, RateLimitParameter> = {};
   for (const workflow of workflows) {
     if (workflow.rateLimit) {
-      rates[workflow.name] = { limit: workflow.rateLimit.limit, periodMs: toMs(workflow.rateLimit.period) };
+      rates[workflow.name] = { limit: workflow.rateLimit.limit, periodMs: toBoundedMs(workflow.rateLimit.period) };
     }
   }
   return rates;
@@ -127,5 +127,5 @@ function keyOf(workflow: AnyWorkflow, option: "rateLimit" | "debounce", input: u
 export function debounceOf(workflow: AnyWorkflow): { periodMs: number; maxWaitMs: number | null } | null {
   if (!workflow.debounce) return null;
   const { period, maxWait } = workflow.debounce;
-  return { periodMs: toMs(period), maxWaitMs: maxWait === undefined ? null : toMs(maxWait) };
+  return { periodMs: toBoundedMs(period), maxWaitMs: maxWait === undefined ? null : toBoundedMs(maxWait) };
 }

@@ -2,7 +2,7 @@
 // command module as its first argument (start.ts, signal.ts, control.ts, reads.ts, tick.ts, work.ts,
 // claim-and-advance.ts). Nothing else keeps state between calls: the closing signal and the
 // once-only warning live here too.
-import { toMs } from "../duration";
+import { MAX_CLOCK_MS, toBoundedMs } from "../duration";
 import { InvalidInputError, RunStateConflictError } from "../errors";
 import { DEFAULT_MAX_RESULT_BYTES } from "../json";
 import { type DurableDb, shiftClock } from "../store";
@@ -127,11 +127,11 @@ function resolveSettings(options: DurableOptions, db: DurableDb, log: (message: 
   const defaults = options.defaults ?? {};
   return {
     db,
-    leaseMs: toMs(defaults.lease ?? "30s", "defaults.lease"),
-    marginMs: toMs(defaults.margin ?? "1s", "defaults.margin"),
+    leaseMs: toBoundedMs(defaults.lease ?? "30s", "defaults.lease"),
+    marginMs: toBoundedMs(defaults.margin ?? "1s", "defaults.margin"),
     maxResultBytes: defaults.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-    inProcessWaitMs: toMs(defaults.inProcessWait ?? "5s", "defaults.inProcessWait"),
-    budgetMs: toMs(defaults.budget ?? "55s", "defaults.budget"),
+    inProcessWaitMs: toBoundedMs(defaults.inProcessWait ?? "5s", "defaults.inProcessWait"),
+    budgetMs: toBoundedMs(defaults.budget ?? "55s", "defaults.budget"),
     log,
     skipSleeps: options.skipSleeps === true,
     mockStep: options.mockStep,
@@ -164,5 +164,9 @@ export async function advanceClock(instance: DurableInstance, duration: Duration
         "under NODE_ENV=test or on an instance made with createDurable({ testing: true })",
     );
   }
-  await shiftClock(instance.db, toMs(duration, "advanceClock"));
+  // Past MAX_CLOCK_MS, now + the longest duration would be a time no column holds (rule 19).
+  const latest = new Date(MAX_CLOCK_MS);
+  if (!(await shiftClock(instance.db, toBoundedMs(duration, "advanceClock"), latest))) {
+    throw new InvalidInputError(`advanceClock: the database clock may not pass ${latest.toISOString()}`);
+  }
 }

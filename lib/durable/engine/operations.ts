@@ -3,7 +3,7 @@
 // batches, each run changed by the single-run functions' rules under its own fence; fork copies a
 // run's receipts before a step into a new run.
 import { randomUUID } from "node:crypto";
-import { toMs } from "../duration";
+import { toBoundedMs } from "../duration";
 import { InvalidInputError, RunNotFoundError, RunStateConflictError } from "../errors";
 import { isStorableName, storableName } from "../names";
 import { type BulkBatch, cancelRunsBatch, findRunWorkflow, forkRun, type RunPosition, retryRunsBatch } from "../store";
@@ -102,7 +102,7 @@ export async function forkRunFrom(instance: DurableInstance, id: string, options
     );
   }
   const workflow = instance.registry.byVersion.get(versionKey(source.workflow, source.version))!;
-  const deadlineMs = workflow.deadline === undefined ? null : toMs(workflow.deadline, "deadline");
+  const deadlineMs = workflow.deadline === undefined ? null : toBoundedMs(workflow.deadline, "deadline");
   const answer = await forkRun(instance.db, id, forkId, fromStep, deadlineMs);
   switch (answer.outcome) {
     case "forked":

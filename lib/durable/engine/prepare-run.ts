@@ -2,7 +2,7 @@
 // stored JSON, its keys and its deadline. `start`, `startMany`, `ctx.step.invoke` and
 // `ctx.step.start` all prepare a run here, so each refuses the same bad input the same way.
 import { InvalidInputError, WorkflowNotFoundError } from "../errors";
-import { toMs } from "../duration";
+import { toBoundedMs } from "../duration";
 import { toJsonText } from "../json";
 import { isStorableName, storableName } from "../names";
 import type { RunToInsert } from "../store";
@@ -38,8 +38,8 @@ export function prepareRun(
     });
   }
   const ownDeadline =
-    newest.deadline === undefined ? null : toMs(newest.deadline, `workflow "${newest.name}" deadline`);
-  const givenDeadline = deadline === undefined ? null : toMs(deadline, "deadline");
+    newest.deadline === undefined ? null : toBoundedMs(newest.deadline, `workflow "${newest.name}" deadline`);
+  const givenDeadline = deadline === undefined ? null : toBoundedMs(deadline, "deadline");
   return {
     id: runId,
     workflow: newest.name,

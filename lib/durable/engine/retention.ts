@@ -2,7 +2,7 @@
 // slice at the end of every tick, or as much as asked from a script (`durable.compact`). The
 // statements live in store/compact.ts; this file validates the options and decides how much each
 // call does.
-import { type Duration, toMs } from "../duration";
+import { type Duration, toBoundedMs } from "../duration";
 import { InvalidInputError } from "../errors";
 import { checkRange } from "./check-range";
 import { type CompactedRows, type CompactRequest, compactRows, type DurableDb, dueForCompaction } from "../store";
@@ -173,7 +173,7 @@ function parsePolicy(retention: RetentionOptions | undefined): Policy | null {
   }
   const age = (value: Duration | undefined, name: string): number | null => {
     if (value === undefined) return null;
-    const ms = toMs(value, `retention.${name}`);
+    const ms = toBoundedMs(value, `retention.${name}`);
     if (ms < MIN_RETENTION_MS || ms > MAX_RETENTION_MS) {
       throw new InvalidInputError(`retention.${name} is from 1 minute to 36500 days, not ${JSON.stringify(value)}`);
     }
@@ -184,7 +184,7 @@ function parsePolicy(retention: RetentionOptions | undefined): Policy | null {
     throw new InvalidInputError("retention.slice is an object { rows?, budget? }");
   }
   const sliceRows = checkRange("retention.slice.rows", slice.rows ?? DEFAULT_SLICE_ROWS, 1, 10_000);
-  const sliceMs = toMs(slice.budget ?? DEFAULT_SLICE_MS, "retention.slice.budget");
+  const sliceMs = toBoundedMs(slice.budget ?? DEFAULT_SLICE_MS, "retention.slice.budget");
   if (sliceMs < 1 || sliceMs > 60_000) {
     throw new InvalidInputError('retention.slice.budget is from "1ms" to "60s"');
   }

@@ -1,6 +1,7 @@
 // The filter of `list`, `cancelMany` and `retryMany` (docs/guide/runs.md, "Finding runs"): checked
 // whole before anything is read or written, so a typo, a value gone missing or one JSON cannot
 // carry never widens what a bulk action touches.
+import { toInstant } from "../duration";
 import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
 import { runStatusValues } from "../schemas";
@@ -140,12 +141,16 @@ function lostInJson(value: unknown): string | null {
   return null;
 }
 
+/**
+ * A Date or ISO 8601 text, moved into the range of instants the toolkit stores (docs/rules.md,
+ * rule 19): every created_at lies inside it, so the filter answers the same.
+ */
 function date(value: unknown, field: string, what: string): Date {
-  const parsed =
-    value instanceof Date ? new Date(value.getTime()) : typeof value === "string" ? new Date(value) : new Date(NaN);
-  if (typeof value === "string" && !/^\d{4}-\d{2}-\d{2}/.test(value)) parsed.setTime(NaN);
-  if (!Number.isFinite(parsed.getTime())) {
+  let ms = Number.NaN;
+  if (value instanceof Date) ms = value.getTime();
+  else if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}/.test(value)) ms = Date.parse(value);
+  if (Number.isNaN(ms)) {
     throw new InvalidInputError(`${what}: ${field} is a Date or an ISO 8601 date, not ${JSON.stringify(value)}`);
   }
-  return parsed;
+  return toInstant(ms, field);
 }

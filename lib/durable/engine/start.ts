@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { resolveSecret } from "../auth/secrets";
 import { statusTokenFor } from "../auth/status-token";
-import { toMs } from "../duration";
+import { toBoundedMs } from "../duration";
 import { InvalidInputError, RunStateConflictError } from "../errors";
 import { insertDebouncedRun, insertRun, insertRuns } from "../store";
 import type { AnyWorkflow, Duration } from "../types";
@@ -23,7 +23,7 @@ export async function startRun<W extends AnyWorkflow>(
 ): Promise<StartResult> {
   assertOpen(instance);
   const run = prepare(instance, workflow, input, options.id ?? randomUUID(), options.deadline, options.priority);
-  const ttlMs = options.ttl === undefined ? null : toMs(options.ttl, "ttl");
+  const ttlMs = options.ttl === undefined ? null : toBoundedMs(options.ttl, "ttl");
   run.tags = checkTags(options.tags);
   const debounce = debounceOf(instance.workflows.get(run.workflow)!);
   if (debounce) return startDebounced(instance, { ...run, ttlMs }, debounce);
@@ -84,7 +84,7 @@ export async function startManyRuns<W extends AnyWorkflow>(
   }
   if (runs.length === 0) return [];
   const deadlines = new Set(runs.map((run) => run.deadlineInMs));
-  const ttlMs = options.ttl === undefined ? null : toMs(options.ttl, "ttl");
+  const ttlMs = options.ttl === undefined ? null : toBoundedMs(options.ttl, "ttl");
   const tags = checkTags(options.tags);
   const answered = await insertRuns(instance.db, runs, { deadlineInMs: [...deadlines][0] ?? null, ttlMs, tags });
   const conflict = answered.find((row) => !row.created && (row.workflow !== runs[0]!.workflow || !row.sameInput));

@@ -6,7 +6,7 @@ import type { TickReport } from "../schemas";
 import { type ClaimedRun, failUnknownVersions, readNextWake } from "../store";
 import type { ClaimChain } from "./advance";
 import { chainedClaim, claimAndAdvance } from "./claim-and-advance";
-import { checkRange } from "./check-range";
+import { checkBudgetMs, checkRange } from "./check-range";
 import { assertOpen, type DurableInstance } from "./instance";
 import { countAdvanced, emptyTickReport, runLoops } from "./loops";
 import { releaseChangedRateHolds } from "./rate-holds";
@@ -25,7 +25,7 @@ async function tickUntraced(
   options: { budgetMs?: number; concurrency?: number },
 ): Promise<TickReport> {
   assertOpen(instance);
-  const budget = options.budgetMs ?? instance.settings.budgetMs;
+  const budget = checkBudgetMs(options.budgetMs ?? instance.settings.budgetMs);
   const concurrency = checkRange("concurrency", options.concurrency ?? instance.tickConcurrency, 1, 64, "whole number");
   const deadline = instance.now() + budget;
   const report: TickReport = emptyTickReport();

@@ -1,4 +1,5 @@
 import { listenOf, type StopListening } from "../drivers/listen";
+import { MAX_TIMER_MS } from "../duration";
 import { InvalidInputError } from "../errors";
 import { type ClaimedRun, type ClaimRequest, type DurableDb, msUntilNextWake } from "../store";
 import type { ClaimChain } from "./advance";
@@ -274,7 +275,7 @@ class Waker {
         this.signal.removeEventListener("abort", done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = setTimeout(done, Math.min(ms, MAX_TIMER_MS));
       this.signal.addEventListener("abort", done, { once: true });
     });
   }
@@ -297,7 +298,9 @@ class Waker {
             this.changed = null;
             resolve();
           };
-          const timer = setTimeout(done, Math.max(ms, 1));
+          // Past Node's timer limit setTimeout fires at once: wake at the limit, which only reads
+          // the next wake time again (docs/rules.md, rule 19).
+          const timer = setTimeout(done, Math.min(Math.max(ms, 1), MAX_TIMER_MS));
           this.changed = done;
         });
       }

@@ -5,6 +5,7 @@
 // server process"). It goes through HTTP rather than calling `tick()` in process so that each
 // call runs the workflows as the dev server last compiled them, as Vercel Cron would.
 import { resolveSecret } from "../auth/secrets";
+import { MAX_TIMER_MS } from "../duration";
 
 export interface DevCronOptions {
   /** The route to call; default "/api/durable/tick". */
@@ -105,12 +106,14 @@ export function runDevCron(options: DevCronOptions = {}): () => void {
   };
   const schedule = (ms: number) => {
     if (stopped) return;
+    // Past Node's timer limit setTimeout fires at once; an early call is only a tick (rule 19).
+    const delay = Math.min(ms, MAX_TIMER_MS);
     timer = setTimeout(() => {
       void call().then(
         (report) => schedule(nextCallDelay(report, intervalMs, minDelayMs)),
         () => schedule(intervalMs),
       );
-    }, ms);
+    }, delay);
     timer.unref?.();
   };
 

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { newCallbackId } from "../auth/callback-token";
-import { toMs } from "../duration";
+import { toBoundedMs } from "../duration";
 import { type Execution, never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
 import { storableName } from "../names";
@@ -34,7 +34,8 @@ async function makeCallback<T>(
   id: string,
   options: CallbackOptions<T>,
 ): Promise<CallbackHandle<T>> {
-  const timeoutMs = options.timeout === undefined ? undefined : toMs(options.timeout, `callback "${id}" timeout`);
+  const timeoutMs =
+    options.timeout === undefined ? undefined : toBoundedMs(options.timeout, `callback "${id}" timeout`);
   const { seq, recorded, isReclaim } = exec.reach(id, "callback");
   const handle = (callbackId: string): CallbackHandle<T> => {
     exec.callbacks.set(callbackId, options.schema);

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { toMs } from "../duration";
+import { toBoundedMs } from "../duration";
 import type { ComposeSupport } from "../engine/compose-support";
 import { type Execution, never } from "../engine/execution";
 import { failpoint } from "../engine/failpoints";
@@ -47,7 +47,7 @@ async function invoke(
   input: unknown,
   options: InvokeOptions,
 ): Promise<unknown> {
-  const timeoutMs = options.timeout === undefined ? null : toMs(options.timeout, `invoke "${id}" timeout`);
+  const timeoutMs = options.timeout === undefined ? null : toBoundedMs(options.timeout, `invoke "${id}" timeout`);
   const { seq, recorded, isReclaim } = exec.reach(id, "invoke");
   if (recorded?.status === "completed") return ((await recorder.resultOf(recorded)) as RunOutcome).output;
   if (recorded?.status === "failed") return failedInvoke(exec, recorder, recorded);

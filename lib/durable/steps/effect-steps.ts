@@ -1,5 +1,5 @@
 import type { Transaction } from "kysely";
-import { toMs } from "../duration";
+import { MAX_TIMER_MS, startTimer, toBoundedMs } from "../duration";
 import {
   FatalStepError,
   InvalidInputError,
@@ -75,8 +75,8 @@ async function executeEffect(
   const known = recorder.answer(recorded);
   if (known.done) return known.value;
   const policy = resolveRetryPolicy(options);
-  const leaseMs = toMs(options.lease ?? exec.settings.leaseMs, "lease");
-  if (options.heartbeat !== undefined && toMs(options.heartbeat, "heartbeat") >= leaseMs) {
+  const leaseMs = toBoundedMs(options.lease ?? exec.settings.leaseMs, "lease");
+  if (options.heartbeat !== undefined && toBoundedMs(options.heartbeat, "heartbeat") >= leaseMs) {
     throw new InvalidInputError(`step "${id}": heartbeat must be shorter than the lease (${leaseMs} ms)`);
   }
   const externalKey = externalKeyFor(exec.runId, id);
@@ -153,17 +153,20 @@ function traceAttempt(exec: Execution, recorder: StepRecorder, a: Attempt): Prom
 function armAttempt(exec: Execution, recorder: StepRecorder, a: Attempt) {
   const { id, options } = a;
   const stepAbort = new AbortController();
-  const timeoutMs = options.timeout === undefined ? null : toMs(options.timeout, "timeout");
+  const timeoutMs = options.timeout === undefined ? null : toBoundedMs(options.timeout, "timeout");
   const timer =
     timeoutMs === null
       ? null
-      : setTimeout(
+      : startTimer(
           () => stepAbort.abort(new StepTimeoutError(`step "${id}" timed out after ${timeoutMs} ms`)),
           timeoutMs,
         );
   const heartbeat = () => beat(exec, recorder, id);
-  const beatMs = options.heartbeat === undefined ? null : toMs(options.heartbeat, "heartbeat");
-  const beating = beatMs === null ? null : setInterval(() => heartbeat().catch((e) => stepAbort.abort(e)), beatMs);
+  const beatMs = options.heartbeat === undefined ? null : toBoundedMs(options.heartbeat, "heartbeat");
+  // Past Node's timer limit an interval would fire every millisecond: beat at the limit instead,
+  // which is still more often than the lease needs (docs/rules.md, rule 19).
+  const every = beatMs === null ? null : Math.min(beatMs, MAX_TIMER_MS);
+  const beating = every === null ? null : setInterval(() => heartbeat().catch((e) => stepAbort.abort(e)), every);
   let abortSignal: AbortSignal | null = null;
   const info: StepInfo = {
     stepId: id,
@@ -179,7 +182,7 @@ function armAttempt(exec: Execution, recorder: StepRecorder, a: Attempt) {
     },
   };
   const disarm = () => {
-    if (timer) clearTimeout(timer);
+    timer?.clear();
     if (beating) clearInterval(beating);
   };
   return { info, stepAbort, timeoutMs, disarm };
@@ -250,7 +253,9 @@ async function recordThrown(
   const fatal = FatalStepError.is(error) || ResultTooLargeError.is(error) || InvalidInputError.is(error);
   if (!fatal && canRetry(a.policy, a.attempt)) {
     const retryAfter =
-      RetryableStepError.is(error) && error.retryAfter !== undefined ? toMs(error.retryAfter, "retryAfter") : null;
+      RetryableStepError.is(error) && error.retryAfter !== undefined
+        ? toBoundedMs(error.retryAfter, "retryAfter")
+        : null;
     const delayMs = retryAfter ?? retryDelayMs(a.policy, a.attempt);
     const written = await recorder.write({
       ...base,

@@ -1,7 +1,7 @@
 // `ctx.step.waitFor`: polls `poll()` until `ready(value)`, every `every` (growing by
 // `pollBackoff`), until `timeout` from the first call. Short delays are waited here; a longer one
 // parks the run with its poll count and deadline, and the claim that wakes it polls again.
-import { toMs } from "../duration";
+import { toBoundedMs } from "../duration";
 import { type Execution, never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
 import { InvalidInputError, serializeError, StepTimeoutError } from "../errors";
@@ -38,12 +38,12 @@ export async function waitFor<T>(
   id: string,
   options: WaitForOptions<T>,
 ): Promise<T> {
-  const everyMs = toMs(options.every, "every");
-  const timeoutMs = toMs(options.timeout, "timeout");
-  const leaseMs = toMs(options.lease ?? exec.settings.leaseMs, "lease");
+  const everyMs = toBoundedMs(options.every, "every");
+  const timeoutMs = toBoundedMs(options.timeout, "timeout");
+  const leaseMs = toBoundedMs(options.lease ?? exec.settings.leaseMs, "lease");
   const factor = options.pollBackoff?.factor ?? 1;
-  const maxDelayMs =
-    options.pollBackoff?.maxDelay === undefined ? null : toMs(options.pollBackoff.maxDelay, "pollBackoff.maxDelay");
+  const maxDelay = options.pollBackoff?.maxDelay;
+  const maxDelayMs = maxDelay === undefined ? null : toBoundedMs(maxDelay, "pollBackoff.maxDelay");
   if (!(factor >= 1)) throw new InvalidInputError(`waitFor "${id}": pollBackoff.factor must be >= 1`);
   const { seq, recorded, isReclaim } = exec.reach(id, "poll");
   const known = recorder.answer(recorded);

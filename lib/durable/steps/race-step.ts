@@ -1,4 +1,4 @@
-import { toMs } from "../duration";
+import { toBoundedMs, toInstant } from "../duration";
 import { type Execution, never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
 import { InvalidInputError } from "../errors";
@@ -69,13 +69,9 @@ function branchRow(exec: Execution, id: string, name: string, branch: RaceBranch
     throw new InvalidInputError(`${what} is one of { signal }, { sleep }, { until }, { run }, { callback }`);
   }
   if ("signal" in branch) return { name, signal: storableName(branch.signal, `${what}: a signal name`) };
-  if ("sleep" in branch) return { name, wake_in_ms: Math.round(toMs(branch.sleep, `${what}: sleep`)) };
-  if ("until" in branch) {
-    const at = new Date(branch.until);
-    if (Number.isNaN(at.getTime()))
-      throw new InvalidInputError(`${what}: until is not a date: ${String(branch.until)}`);
-    return { name, wake_at: at.toISOString() };
-  }
+  if ("sleep" in branch) return { name, wake_in_ms: Math.round(toBoundedMs(branch.sleep, `${what}: sleep`)) };
+  // A date past the latest the toolkit stores is that latest: never (docs/rules.md, rule 19).
+  if ("until" in branch) return { name, wake_at: toInstant(branch.until, `${what}: until`).toISOString() };
   if ("run" in branch) return { name, run: storableName(branch.run, `${what}: a run id`) };
   if ("callback" in branch) return { name, callback: ownCallbackId(exec, branch.callback, what) };
   throw new InvalidInputError(`${what} is one of { signal }, { sleep }, { until }, { run }, { callback }`);

@@ -1,4 +1,4 @@
-import { toMs } from "../duration";
+import { MAX_DURATION_MS, toBoundedMs } from "../duration";
 import { InvalidInputError } from "../errors";
 import type { Duration, RetryBackoff } from "../types";
 
@@ -44,9 +44,9 @@ export function resolveRetryPolicy(opts: {
   }
   return {
     retries,
-    retryDelayMs: toMs(retryDelay, "retryDelay"),
+    retryDelayMs: toBoundedMs(retryDelay, "retryDelay"),
     factor,
-    maxDelayMs: maxDelay === undefined ? null : toMs(maxDelay, "retryBackoff.maxDelay"),
+    maxDelayMs: maxDelay === undefined ? null : toBoundedMs(maxDelay, "retryBackoff.maxDelay"),
     jitter,
   };
 }
@@ -56,7 +56,8 @@ export function resolveRetryPolicy(opts: {
  * `retryDelay × factor^(n−1)`, capped at `maxDelay`, rounded to whole milliseconds. With jitter,
  * full jitter: `Math.floor(random() × capped)`. Pure: it depends only on the policy and the attempt
  * stored in the step row, so every process computes the same delay (the jitter aside).
- * Without `maxDelay`, growth stops at `Number.MAX_SAFE_INTEGER` so the result stays finite.
+ * Without `maxDelay`, growth stops at `MAX_DURATION_MS` (1,000 years), so the due time stays one
+ * the database stores (docs/rules.md, rule 19).
  *
  * @param random - source of [0, 1) numbers for jitter; injectable for tests
  * @throws RangeError when `failedAttempt` is not an integer >= 1 (a caller bug, not user input)
@@ -70,7 +71,7 @@ export function retryDelayMs(policy: RetryPolicy, failedAttempt: number, random:
     throw new RangeError(`failedAttempt must be an integer >= 1, got ${String(failedAttempt)}`);
   }
   const grown = policy.retryDelayMs * policy.factor ** (failedAttempt - 1);
-  const capped = Math.round(Math.min(grown, policy.maxDelayMs ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
+  const capped = Math.round(Math.min(grown, policy.maxDelayMs ?? MAX_DURATION_MS, MAX_DURATION_MS));
   if (!policy.jitter) return capped;
   return Math.min(capped, Math.max(0, Math.floor(random() * capped)));
 }

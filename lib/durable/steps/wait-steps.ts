@@ -1,7 +1,6 @@
-import { toMs } from "../duration";
+import { toBoundedMs, toInstant } from "../duration";
 import { type Execution, never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
-import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
 import type { StepRecord, Wait } from "../store";
 import type { Duration, WaitForOptions, WaitForSignalOptions } from "../types";
@@ -18,13 +17,13 @@ import { traceWait, waitUntil } from "./wait-until";
 export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
   return {
     sleep(id: string, duration: Duration): Promise<void> {
-      const ms = toMs(duration, "sleep duration");
+      const ms = toBoundedMs(duration, "sleep duration");
       return sleepFor(exec, recorder, id, () => ms);
     },
 
     sleepUntil(id: string, date: Date | string): Promise<void> {
-      const at = new Date(date);
-      if (Number.isNaN(at.getTime())) throw new InvalidInputError(`sleepUntil "${id}": not a date: ${String(date)}`);
+      // A date past the latest the toolkit stores is that latest: never (docs/rules.md, rule 19).
+      const at = toInstant(date, `sleepUntil "${id}": the date`);
       return sleepFor(exec, recorder, id, () => at.getTime() - exec.dbNow().getTime());
     },
 
@@ -84,7 +83,7 @@ async function waitForSignal<T>(
   name: string,
   options: WaitForSignalOptions<T> = {},
 ): Promise<T | null> {
-  const timeoutMs = options.timeout === undefined ? null : toMs(options.timeout, "timeout");
+  const timeoutMs = options.timeout === undefined ? null : toBoundedMs(options.timeout, "timeout");
   const stepId = options.id ?? name;
   if (stepId !== name) storableName(name, "a signal name");
   const { seq, recorded, isReclaim } = exec.reach(stepId, "signal");

@@ -39,7 +39,8 @@ const encodeCursor = ([micros, id]: RunPosition) => Buffer.from(JSON.stringify([
 function decodeCursor(cursor: string): RunPosition {
   try {
     const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(value) && /^\d+$/.test(value[0]) && typeof value[1] === "string") return [value[0], value[1]];
+    if (Array.isArray(value) && /^\d{1,18}$/.test(value[0]) && typeof value[1] === "string")
+      return [value[0], value[1]];
   } catch {}
   throw new InvalidInputError("cursor is not one this API returned");
 }

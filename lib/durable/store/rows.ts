@@ -70,10 +70,14 @@ export interface RaceBranchRow {
 export type RowObject = Record<string, any>;
 
 // A wait with no deadline parks its run at wake_at = 'infinity': no time a reader can show.
+// A time past year 9999, which a release before docs/rules.md, rule 19 could store, comes as
+// jsonb text JavaScript cannot read ("33715-08-30T…"): it is later than any time stored now, so it
+// reads as JavaScript's last instant (never) rather than as none (a sleep that had passed).
 const date = (value: unknown): Date | null => {
   if (value == null) return null;
   const parsed = new Date(value as string);
-  return Number.isFinite(parsed.getTime()) ? parsed : null;
+  if (Number.isFinite(parsed.getTime())) return parsed;
+  return typeof value === "string" && /^\d{5,}-/.test(value) ? new Date(8.64e15) : null;
 };
 
 export function toRunRecord(row: RowObject): RunRecord {
