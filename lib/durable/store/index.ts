@@ -9,7 +9,7 @@ export { failUnknownVersions } from "./fail-unknown-versions";
 export { advanceSchedule, planSchedule, readSchedules, type ScheduleRecord } from "./schedules";
 export { msUntilNextWake, type NextWake, readNextWake } from "./next-wake";
 export { type ClaimedRun, type ClaimRequest, claimDueRun, type MailboxEntry } from "./claim-run";
-export { recordStep, type RecordResult } from "./record-step";
+export { type ChildNotStarted, recordStep, type RecordResult } from "./record-step";
 export { appendStream } from "./append-stream";
 export { suspendRun, type Wait } from "./suspend-run";
 export { releaseRun } from "./release-run";
@@ -42,6 +42,6 @@ export {
 } from "./compact";
 export { shiftClock } from "./shift-clock";
 export { migrate } from "./migrate";
-export type { StepOutcome } from "./step-outcome";
+export type { ChildToStart, StepOutcome } from "./step-outcome";
 export type { RaceBranchRow, RunRecord, StepRecord } from "./rows";
 export type { DurableDb, DurableTables, Executor } from "./tables";
