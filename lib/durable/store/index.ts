@@ -23,6 +23,7 @@ export { readEvents, type RunEvent } from "./read-events";
 export { findRunWorkflow, findSingletonHolder } from "./find-run";
 export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";
 export { cancelRun } from "./cancel-run";
+export { listOpenDescendants } from "./list-open-descendants";
 export { endOverdueRun } from "./end-overdue";
 export { type CallbackDelivery, type CallbackRecord, deliverCallback, readCallback } from "./deliver-callback";
 export { type AgentStepRecord, listAgentSteps } from "./list-agent-steps";

@@ -333,7 +333,7 @@ begin
   if p_children is distinct from 'keep' then
     perform pg_advisory_xact_lock(durable_children_lock(p_run_id));
     loop
-      v_new := array(select id from durable_cancel_tree(p_run_id) t
+      v_new := array(select id from durable_open_descendants(p_run_id) t
                       where not (t.id = any (v_locked)) order by t.depth, t.id);
       exit when cardinality(v_new) = 0;
       foreach v_id in array v_new loop
@@ -341,7 +341,7 @@ begin
       end loop;
       v_locked := v_locked || v_new;
     end loop;
-    for v_child in select id from durable_cancel_tree(p_run_id) t order by t.depth desc, t.id loop
+    for v_child in select id from durable_open_descendants(p_run_id) t order by t.depth desc, t.id loop
       perform durable_cancel_one(v_child.id, coalesce(p_reason, 'cancelled'), 'parent');
     end loop;
   end if;
@@ -364,21 +364,6 @@ begin
   end loop;
   return v_changed;
 end
-$function$;
-
-CREATE OR REPLACE FUNCTION public.durable_cancel_tree(p_run_id text)
- RETURNS TABLE(id text, depth integer)
- LANGUAGE sql
- STABLE
-AS $function$
-  with recursive tree (id, depth) as (
-    select r.id, 1 from durable_runs r
-     where r.parent_id = p_run_id and r.status in ('pending', 'running', 'waiting')
-    union
-    select r.id, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
-     where r.status in ('pending', 'running', 'waiting')
-  )
-  select tree.id, max(tree.depth)::integer from tree group by tree.id
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_children_lock(p_run_id text)
@@ -977,6 +962,21 @@ AS $function$
 begin
   return clock_timestamp() + coalesce((select shift from durable_clock), interval '0');
 end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_open_descendants(p_run_id text)
+ RETURNS TABLE(id text, depth integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  with recursive tree (id, depth) as (
+    select r.id, 1 from durable_runs r
+     where r.parent_id = p_run_id and r.status in ('pending', 'running', 'waiting')
+    union
+    select r.id, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
+     where r.status in ('pending', 'running', 'waiting')
+  )
+  select tree.id, max(tree.depth)::integer from tree group by tree.id
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_race_winner(p_run_id text, p_branches jsonb, p_deadline timestamp with time zone, p_now timestamp with time zone)
