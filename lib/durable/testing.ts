@@ -115,29 +115,7 @@ export async function createTestDurable(options: TestDurableOptions): Promise<Te
     throw error;
   }
 
-  // A run and the runs below it, deepest first, then the run, round after round until a round
-  // moves none: a parent waiting on a child (invoke, or waitForAny on a started one) is due once
-  // the child ended, and the next round takes it on (docs/guide/testing.md, "Driving runs").
-  async function drive(id: string): Promise<RunStatus> {
-    let advances = 0;
-    for (let moved = true; moved && advances < MAX_ADVANCES; ) {
-      moved = false;
-      for (const runId of [...(await listOpenDescendants(db, id)), id]) {
-        while (advances < MAX_ADVANCES) {
-          advances++;
-          const outcome = await durable.advance(runId);
-          // null: not due (waiting for a later time, a signal or another run) or finished;
-          // "waiting" may have parked on a wait that is already due, so one more advance decides.
-          if (outcome === null) break;
-          moved = true;
-          if (outcome === "completed" || outcome === "failed" || outcome === "lost") break;
-        }
-      }
-    }
-    const status = await durable.status(id);
-    if (!status) throw new RunNotFoundError(id);
-    return status;
-  }
+  const drive = (id: string) => driveWithDescendants(durable, db, id);
 
   function mockStep(stepId: string, mock: StepMock, scope: MockScope = {}): void {
     storableName(stepId, "a step id");
@@ -170,6 +148,30 @@ export async function createTestDurable(options: TestDurableOptions): Promise<Te
       runMocks.clear();
     },
   };
+}
+
+// A run and the runs below it, deepest first, then the run, round after round until a round moves
+// none: a parent waiting on a child (invoke, or waitForAny on a started one) is due once the child
+// ended, and the next round takes it on (docs/guide/testing.md, "Driving runs").
+async function driveWithDescendants(durable: Durable, db: AnyKysely, id: string): Promise<RunStatus> {
+  let advances = 0;
+  for (let moved = true; moved && advances < MAX_ADVANCES; ) {
+    moved = false;
+    for (const runId of [...(await listOpenDescendants(db, id)), id]) {
+      while (advances < MAX_ADVANCES) {
+        advances++;
+        const outcome = await durable.advance(runId);
+        // null: not due (waiting for a later time, a signal or another run) or finished;
+        // "waiting" may have parked on a wait that is already due, so one more advance decides.
+        if (outcome === null) break;
+        moved = true;
+        if (outcome === "completed" || outcome === "failed" || outcome === "lost") break;
+      }
+    }
+  }
+  const status = await durable.status(id);
+  if (!status) throw new RunNotFoundError(id);
+  return status;
 }
 
 /** A partial AI result made whole: what `ctx.step.ai` stores for a call that finished normally. */
