@@ -117,7 +117,13 @@ let durable: Durable;
 beforeAll(async () => {
   url = await createTestDatabase("durable_compose_fence");
   admin = await connect(url, { driver: "pg" });
-  durable = createDurable({ db: await connect(url, { driver: "pg" }), workflows, secrets: { durable: "t" } });
+  durable = createDurable({
+    db: await connect(url, { driver: "pg" }),
+    workflows,
+    secrets: { durable: "t" },
+    // A tick of drain()'s 10 s budget claims only runs whose default lease (plus the margin) fits.
+    defaults: { lease: "2s" },
+  });
   await durable.migrate();
 });
 beforeEach(async () => {
@@ -157,6 +163,7 @@ const lockWaiters = async () =>
 /** Takes every run that is due until none is: what any tick would do next. */
 const drain = async () => {
   for (let i = 0; i < 20 && (await durable.countDue()) > 0; i++) await durable.tick({ budgetMs: 10_000 });
+  expect(await durable.countDue()).toBe(0);
 };
 
 describe("ctx.step.start inserts its child only under the parent's current fence", () => {
