@@ -8,6 +8,7 @@ import { InvalidInputError, RunNotFoundError } from "./errors";
 import { storableName } from "./names";
 import type { RunStatus } from "./schemas";
 import { completeAiTextResult } from "./steps/ai-steps";
+import { listOpenDescendants } from "./store";
 import type { AiObjectResult, AiTextResult, AnyWorkflow, Duration } from "./types";
 
 export type { StepMock };
@@ -42,9 +43,16 @@ export interface MockScope {
  * PGlite handle, for the app's own tables) work as on any instance.
  */
 export interface TestDurable extends Durable {
-  /** Starts a run (idempotent on `id`) and drives it until it is finished or waits for time or a signal. */
+  /**
+   * Starts a run (idempotent on `id`) and drives it, with the runs it starts (`ctx.step.invoke`,
+   * `ctx.step.start`, and theirs), until none of them can go on now: each is finished or waits
+   * for time or a signal.
+   */
   run<W extends AnyWorkflow>(workflow: W, input: z.input<W["input"]>, options?: { id?: string }): Promise<RunStatus>;
-  /** Drives a run that exists until it is finished or waits (after a signal, or after `advanceClock`). */
+  /**
+   * Drives a run that exists, with the runs below it, until none can go on now (after a signal,
+   * or after `advanceClock`).
+   */
   drive(id: string): Promise<RunStatus>;
   /** Moves the database clock of this instance forward: sleeps, retry delays and deadlines come due. */
   advanceClock(duration: Duration): Promise<void>;
@@ -68,8 +76,8 @@ export interface TestDurable extends Durable {
   clearMocks(): void;
 }
 
-// Each advance finishes the run, parks it, or gives it back because the budget ran out; a run
-// still yielding after this many invocations is left as it is for the test to look at.
+// Each advance finishes a run, parks it, or gives it back because the budget ran out; runs still
+// going after this many invocations in one drive are left as they are for the test to look at.
 const MAX_ADVANCES = 1_000;
 
 /**
@@ -107,18 +115,7 @@ export async function createTestDurable(options: TestDurableOptions): Promise<Te
     throw error;
   }
 
-  async function drive(id: string): Promise<RunStatus> {
-    for (let i = 0; i < MAX_ADVANCES; i++) {
-      const outcome = await durable.advance(id);
-      // null: not due (waiting for a later time or a signal) or finished; "waiting" may have parked
-      // on a wait that is already due, so one more advance decides.
-      if (outcome === null) break;
-      if (outcome === "completed" || outcome === "failed" || outcome === "lost") break;
-    }
-    const status = await durable.status(id);
-    if (!status) throw new RunNotFoundError(id);
-    return status;
-  }
+  const drive = (id: string) => driveWithDescendants(durable, db, id);
 
   function mockStep(stepId: string, mock: StepMock, scope: MockScope = {}): void {
     storableName(stepId, "a step id");
@@ -151,6 +148,30 @@ export async function createTestDurable(options: TestDurableOptions): Promise<Te
       runMocks.clear();
     },
   };
+}
+
+// A run and the runs below it, deepest first, then the run, round after round until a round moves
+// none: a parent waiting on a child (invoke, or waitForAny on a started one) is due once the child
+// ended, and the next round takes it on (docs/guide/testing.md, "Driving runs").
+async function driveWithDescendants(durable: Durable, db: AnyKysely, id: string): Promise<RunStatus> {
+  let advances = 0;
+  for (let moved = true; moved && advances < MAX_ADVANCES; ) {
+    moved = false;
+    for (const runId of [...(await listOpenDescendants(db, id)), id]) {
+      while (advances < MAX_ADVANCES) {
+        advances++;
+        const outcome = await durable.advance(runId);
+        // null: not due (waiting for a later time, a signal or another run) or finished;
+        // "waiting" may have parked on a wait that is already due, so one more advance decides.
+        if (outcome === null) break;
+        moved = true;
+        if (outcome === "completed" || outcome === "failed" || outcome === "lost") break;
+      }
+    }
+  }
+  const status = await durable.status(id);
+  if (!status) throw new RunNotFoundError(id);
+  return status;
 }
 
 /** A partial AI result made whole: what `ctx.step.ai` stores for a call that finished normally. */

@@ -133,7 +133,42 @@ const ordered = defineWorkflow({
   },
 });
 
-const workflows = [child, parent, catcher, onExisting, racer, approver, patient, ordered];
+const solo = defineWorkflow({
+  name: "solo",
+  input: z.object({ key: z.string() }),
+  singleton: { key: (input: { key: string }) => input.key },
+  async run(ctx) {
+    await ctx.step.waitForSignal("go");
+    return "done";
+  },
+});
+
+// A body held between two steps until the test opens it: `held` is set when it gets there.
+const holds = new Map<string, Promise<void>>();
+const held = new Set<string>();
+
+const starter = defineWorkflow({
+  name: "starter",
+  input: z.object({ childId: z.string().optional(), soloKey: z.string().optional() }),
+  async run(ctx, input) {
+    const hold = holds.get(ctx.runId);
+    if (hold) {
+      held.add(ctx.runId);
+      await hold;
+    }
+    try {
+      const started = input.soloKey
+        ? await ctx.step.start("kick", solo, { key: input.soloKey })
+        : await ctx.step.start("kick", child, { n: 1 }, input.childId ? { id: input.childId } : {});
+      return { started: started.id };
+    } catch (error) {
+      if (RunStateConflictError.is(error)) return { refused: error.message, activeRunId: error.activeRunId ?? null };
+      throw error;
+    }
+  },
+});
+
+const workflows = [child, parent, catcher, onExisting, racer, approver, patient, ordered, solo, starter];
 
 export function runCompositionContract(label: string, open: () => Promise<Kysely<any>>) {
   describe(`composition on ${label}`, () => {
@@ -403,6 +438,45 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
       expect(await durable.status("ordered")).toMatchObject({ status: "completed", output: [6, 8] });
       expect((await durable.status("ordered"))?.steps.map((step) => step.id)).toEqual(["n", "a", "b"]);
       expect(logs.filter((line) => line.includes("replayed at position"))).toEqual([]);
+    });
+
+    it("ctx.step.start: a parent cancelled before the start starts nothing; a conflict writes no receipt", async () => {
+      let open!: () => void;
+      holds.set("gated", new Promise<void>((resolve) => (open = resolve)));
+      await durable.start(starter, {}, { id: "gated" });
+      const advanced = durable.advance("gated");
+      await until(() => held.has("gated"));
+      await durable.cancel("gated", "stop");
+      open();
+      await advanced;
+      await drain();
+      expect(await runRow("gated/kick")).toBeUndefined();
+      expect(effects.get("gated/kick:double")).toBeUndefined();
+
+      // An id of another run's input, and a singleton key another run holds: refused in the body.
+      await durable.start(child, { n: 7 }, { id: "taken" });
+      await durable.start(solo, { key: "k" }, { id: "holder" });
+      await durable.start(starter, { childId: "taken" }, { id: "other-input" });
+      await durable.start(starter, { soloKey: "k" }, { id: "held-key" });
+      await drain();
+      expect((await durable.status("other-input"))?.output).toEqual({
+        refused:
+          'step "kick" could not start child run "taken": a run with that id exists with another workflow or input',
+        activeRunId: null,
+      });
+      expect((await durable.status("held-key"))?.output).toEqual({
+        refused: 'step "kick" could not start child run "held-key/kick": run "holder" holds its singleton key',
+        activeRunId: "holder",
+      });
+      for (const id of ["other-input", "held-key"]) expect(await stepRow(id, "kick")).toBeUndefined();
+      expect(await runRow("held-key/kick")).toBeUndefined();
+      expect((await runRow("taken")).parent_id).toBeNull();
+
+      // The same start with nothing in its way starts the child once, under the parent.
+      await durable.start(starter, {}, { id: "free" });
+      await drain();
+      expect((await durable.status("free"))?.output).toEqual({ started: "free/kick" });
+      expect(await runRow("free/kick")).toMatchObject({ parent_id: "free", status: "completed" });
     });
 
     it("startMany starts runs in one call, idempotent per id, refusing another input under an id", async () => {

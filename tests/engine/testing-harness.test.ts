@@ -79,7 +79,48 @@ const reminder = defineWorkflow({
   },
 });
 
-const workflows = [onboarding, payment, booking, triage, reminder];
+// A parent that invokes a child that invokes a grandchild; a parent that starts a child and races
+// its end against a sleep.
+const grandchild = defineWorkflow({
+  name: "grandchild",
+  input: z.object({ n: z.number() }),
+  async run(ctx, input) {
+    return ctx.step.run("square", () => {
+      calls.push(`square ${ctx.runId}`);
+      return input.n * input.n;
+    });
+  },
+});
+const middle = defineWorkflow({
+  name: "middle",
+  input: z.object({ n: z.number() }),
+  async run(ctx, input) {
+    const square = await ctx.step.invoke("square", grandchild, { n: input.n });
+    return { square, plusOne: square + 1 };
+  },
+});
+const family = defineWorkflow({
+  name: "family",
+  input: z.object({ n: z.number() }),
+  async run(ctx, input) {
+    const [a, b] = await Promise.all([
+      ctx.step.invoke("a", middle, { n: input.n }),
+      ctx.step.invoke("b", middle, { n: input.n + 1 }),
+    ]);
+    return { total: a.plusOne + b.plusOne };
+  },
+});
+const watcher = defineWorkflow({
+  name: "watcher",
+  input: z.object({ n: z.number() }),
+  async run(ctx, input) {
+    const started = await ctx.step.start("kick", middle, { n: input.n });
+    const first = await ctx.step.waitForAny("first", { done: { run: started.id }, late: { sleep: "1d" } });
+    return first;
+  },
+});
+
+const workflows = [onboarding, payment, booking, triage, reminder, grandchild, middle, family, watcher];
 
 /** The stored receipt of a step: what a replay would answer. */
 async function receipt(durable: TestDurable, runId: string, stepId: string) {
@@ -121,6 +162,24 @@ describe("createTestDurable", () => {
     expect(await durable.cancel("ob-3", "changed their mind")).toMatchObject({ status: "cancelled" });
     await durable.signal({ runId: "ob-3", name: "confirmed", payload: { at: "x" } }).catch(() => {});
     expect(await durable.drive("ob-3")).toMatchObject({ status: "cancelled" });
+  });
+
+  it("drives the children and grandchildren a parent invokes, and returns the parent completed", async () => {
+    calls.length = 0;
+    const done = await durable.run(family, { n: 2 }, { id: "fam-1" });
+    expect(done).toMatchObject({ status: "completed", output: { total: 4 + 1 + 9 + 1 } });
+    expect(calls.sort()).toEqual(["square fam-1/a/square", "square fam-1/b/square"]);
+    for (const id of ["fam-1/a", "fam-1/b", "fam-1/a/square", "fam-1/b/square"]) {
+      expect((await durable.status(id))?.status, id).toBe("completed");
+    }
+  });
+
+  it("drives a child started with ctx.step.start that the parent races with waitForAny", async () => {
+    const done = await durable.run(watcher, { n: 3 }, { id: "watch-1" });
+    expect(done).toMatchObject({
+      status: "completed",
+      output: { branch: "done", value: { status: "completed", output: { square: 9, plusOne: 10 }, error: null } },
+    });
   });
 
   it("waits on a sleep without skipSleeps", async () => {

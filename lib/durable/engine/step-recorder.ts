@@ -185,7 +185,9 @@ async function writeOutcome(
       "durable.late_status": outcome.status,
     }));
   }
-  exec.noteReceiptWritten();
+  // A start whose child could not be inserted wrote no receipt: later steps may still be reclaims
+  // (docs/rules.md, rule 7a).
+  if (result.conflict || !result.notStarted) exec.noteReceiptWritten();
   return result;
 }
 

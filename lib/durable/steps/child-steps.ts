@@ -6,7 +6,7 @@ import { failpoint } from "../engine/failpoints";
 import type { StepRecorder } from "../engine/step-recorder";
 import { ChildRunFailedError, RunStateConflictError, StepTimeoutError } from "../errors";
 import { MAX_NAME_LENGTH } from "../names";
-import { cancelRun, insertRun, type StepRecord } from "../store";
+import { type ChildNotStarted, cancelRun, type StepRecord } from "../store";
 import type { AnyWorkflow, ChildRun, InvokeOptions, RunOutcome, StoredError } from "../types";
 import { traceWait } from "./wait-until";
 
@@ -15,7 +15,9 @@ import { traceWait } from "./wait-until";
  * insert in the suspension's one statement, so a `Promise.all` of many invokes starts every child
  * and records every wait at once; the child's end makes the parent due in its own transaction
  * (durable_wake_waiters) and the claim that wakes the parent answers the invoke
- * (durable_resolve_waits). `start` inserts the child and journals its id.
+ * (durable_resolve_waits). `start` inserts the child with its receipt, in one statement under the
+ * parent's fence (durable_record_step), so a parent cancelled or taken over starts nothing
+ * (docs/sql.md, "Child runs").
  */
 export function createChildSteps(exec: Execution, recorder: StepRecorder) {
   return {
@@ -135,28 +137,39 @@ async function startChild(
     { stepId: id, kind: "start", attempt: 1, isReclaim },
     async () => {
       const child = compose.prepare(workflow, input, options.id ?? childIdFor(exec.runId, id));
+      const start = {
+        id: child.id,
+        workflow: child.workflow,
+        inputJson: child.inputJson,
+        version: child.version,
+        concurrencyKey: child.concurrencyKey,
+        singletonKey: child.singletonKey,
+        deadlineInMs: child.deadlineInMs,
+        rateKey: child.rateKey,
+        priority: child.priority,
+      };
       // Idempotent on the child's id: a replay after a lost claim finds the child it started.
-      const row = await exec.track(() => insertRun(exec.db, { ...child, parentId: exec.runId }));
-      if (row.activeRunId !== undefined) {
-        throw new RunStateConflictError(
-          `step "${id}" could not start child run "${child.id}": run "${row.activeRunId}" holds its singleton key`,
-          { activeRunId: row.activeRunId },
-        );
-      }
-      if (row.workflow !== child.workflow || !row.sameInput) {
-        throw new RunStateConflictError(
-          `step "${id}" could not start child run "${child.id}": ` +
-            "a run with that id exists with another workflow or input",
-        );
-      }
-      await failpoint("start.after-insert");
       const resultJson = JSON.stringify({ id: child.id });
       const written = await exec.track(() =>
-        recorder.write({ stepId: id, seq, kind: "start", status: "completed", attempt: 1, resultJson }),
+        recorder.write({ stepId: id, seq, kind: "start", status: "completed", attempt: 1, resultJson, start }),
       );
       if (!written) return never<ChildRun>();
+      if (!written.conflict && written.notStarted) throw notStartedError(id, child.id, written.notStarted);
+      await failpoint("start.after-insert");
       return answer(written.conflict ? (written.recorded.result as { id: string }).id : child.id);
     },
     () => ({ outcome: "completed" }),
   );
+}
+
+/** Why a `start` could not insert its child, as the body sees it. */
+function notStartedError(stepId: string, childId: string, why: ChildNotStarted): RunStateConflictError {
+  const prefix = `step "${stepId}" could not start child run "${childId}"`;
+  if (why.reason === "singleton") {
+    const holder = why.activeRunId === null ? "another run" : `run "${why.activeRunId}"`;
+    return new RunStateConflictError(`${prefix}: ${holder} holds its singleton key`, {
+      activeRunId: why.activeRunId ?? undefined,
+    });
+  }
+  return new RunStateConflictError(`${prefix}: a run with that id exists with another workflow or input`);
 }

@@ -12,9 +12,7 @@ export interface RunToInsert {
   concurrencyKey?: string | null;
   /** The run's singleton key (workflow option `singleton`): one non-terminal run per key. */
   singletonKey?: string | null;
-  /** The run that started it (`ctx.step.start`). */
-  parentId?: string | null;
-  /** Milliseconds from now (database clock) to its deadline; its parent's deadline caps it. */
+  /** Milliseconds from now (database clock) to its deadline. */
   deadlineInMs?: number | null;
   /** Milliseconds from now to the end of its ttl: not claimed by then, it fails as expired. */
   ttlMs?: number | null;
@@ -60,14 +58,13 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
         -- One reading of the clock for every time the row starts with: a deadline is exactly its
         -- duration after created_at (durable_now() reads clock_timestamp() at each call). The CTE
         -- is materialized: inlined, each clock.now became a call of its own.
+        -- No parent_id: a child run is inserted only under its parent's fence, by the statement
+        -- that records the step starting it (docs/sql.md, "Child runs").
         insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                  parent_id, deadline_at, expire_at, tags, rate_key, priority,
-                                  created_at, updated_at)
+                                  deadline_at, expire_at, tags, rate_key, priority, created_at, updated_at)
         select ${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, clock.now,
                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
-               ${run.parentId ?? null},
-               least(clock.now + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
-                     (select p.deadline_at from durable_runs p where p.id = ${run.parentId ?? null})),
+               clock.now + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
                clock.now + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond',
                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb)),
                ${run.rateKey ?? null}, ${run.priority ?? 0}, clock.now, clock.now

@@ -321,6 +321,9 @@ AS $function$
 declare
   v_status text;
   v_child record;
+  v_locked text[] := '{}';
+  v_new text[];
+  v_id text;
 begin
   -- Read without a lock: the descendants are locked before the run.
   select status into v_status from durable_runs where id = p_run_id;
@@ -331,16 +334,17 @@ begin
     return 'terminal';
   end if;
   if p_children is distinct from 'keep' then
-    for v_child in
-      with recursive tree (id, depth) as (
-        select id, 1 from durable_runs
-         where parent_id = p_run_id and status in ('pending', 'running', 'waiting')
-        union
-        select r.id, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
-         where r.status in ('pending', 'running', 'waiting')
-      )
-      select id, max(depth) as depth from tree group by id order by max(depth) desc, id
+    perform pg_advisory_xact_lock(durable_children_lock(p_run_id));
     loop
+      v_new := array(select id from durable_open_descendants(p_run_id) t
+                      where not (t.id = any (v_locked)) order by t.depth, t.id);
+      exit when cardinality(v_new) = 0;
+      foreach v_id in array v_new loop
+        perform pg_advisory_xact_lock(durable_children_lock(v_id));
+      end loop;
+      v_locked := v_locked || v_new;
+    end loop;
+    for v_child in select id from durable_open_descendants(p_run_id) t order by t.depth desc, t.id loop
       perform durable_cancel_one(v_child.id, coalesce(p_reason, 'cancelled'), 'parent');
     end loop;
   end if;
@@ -363,6 +367,14 @@ begin
   end loop;
   return v_changed;
 end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_children_lock(p_run_id text)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select hashtextextended(p_run_id, 2)
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb)
@@ -897,6 +909,45 @@ CREATE OR REPLACE FUNCTION public.durable_inline_limit()
  IMMUTABLE
 AS $function$ select 65536 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_insert_child(p_parent_id text, p_start jsonb, p_now timestamp with time zone)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_existing durable_runs;
+  v_holder text;
+begin
+  for v_try in 1..5 loop
+    insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                              parent_id, deadline_at, rate_key, priority, created_at, updated_at)
+    values (p_start ->> 'id', p_start ->> 'workflow', p_start -> 'input', p_now,
+            p_start ->> 'concurrency_key', p_start ->> 'singleton_key', p_start ->> 'version', p_parent_id,
+            least(p_now + (p_start ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
+                  (select p.deadline_at from durable_runs p where p.id = p_parent_id)),
+            p_start ->> 'rate_key', coalesce((p_start ->> 'priority')::integer, 0), p_now, p_now)
+    on conflict do nothing;
+    if found then
+      return null;
+    end if;
+    -- A later statement: it sees a run of that id whose insert committed while this one waited.
+    select * into v_existing from durable_runs where id = p_start ->> 'id';
+    if found then
+      if v_existing.workflow = p_start ->> 'workflow' and v_existing.input = p_start -> 'input' then
+        return null;
+      end if;
+      return jsonb_build_object('reason', 'other_run');
+    end if;
+    select id into v_holder from durable_runs
+     where workflow = p_start ->> 'workflow' and singleton_key = p_start ->> 'singleton_key'
+       and status in ('pending', 'running', 'waiting');
+    if v_holder is not null then
+      return jsonb_build_object('reason', 'singleton', 'active_run_id', v_holder);
+    end if;
+  end loop;
+  return jsonb_build_object('reason', 'singleton', 'active_run_id', null);
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_ledger(p_run_id text)
  RETURNS jsonb
  LANGUAGE sql
@@ -957,6 +1008,21 @@ AS $function$
 begin
   return clock_timestamp() + coalesce((select shift from durable_clock), interval '0');
 end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_open_descendants(p_run_id text)
+ RETURNS TABLE(id text, depth integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  with recursive tree (id, depth) as (
+    select r.id, 1 from durable_runs r
+     where r.parent_id = p_run_id and r.status in ('pending', 'running', 'waiting')
+    union
+    select r.id, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
+     where r.status in ('pending', 'running', 'waiting')
+  )
+  select tree.id, max(tree.depth)::integer from tree group by tree.id
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_race_winner(p_run_id text, p_branches jsonb, p_deadline timestamp with time zone, p_now timestamp with time zone)
@@ -1129,7 +1195,11 @@ AS $function$
 declare
   v_now timestamptz := durable_now();
   v_step durable_steps;
+  v_not_started jsonb;
 begin
+  if p_step ? 'start' then
+    perform pg_advisory_xact_lock_shared(durable_children_lock(p_run_id));
+  end if;
   update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
                           metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
                                           else metadata end
@@ -1152,6 +1222,12 @@ begin
             jsonb_build_object('late', p_step ->> 'status', 'recorded', v_step.status));
     return jsonb_build_object('owned', false,
       'runStatus', (select status from durable_runs where id = p_run_id));
+  end if;
+  if p_step ? 'start' then
+    v_not_started := durable_insert_child(p_run_id, p_step -> 'start', v_now);
+    if v_not_started is not null then
+      return jsonb_build_object('owned', true, 'conflict', false, 'not_started', v_not_started);
+    end if;
   end if;
   return durable_write_receipt(p_run_id, p_fence, p_step, v_now);
 end
@@ -1334,6 +1410,11 @@ declare
   v_step_ids text[] := array(select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
   v_targets text[];
 begin
+  -- Before any row: a cascading cancel of this run either sees the children inserted below or
+  -- moves the fence first (durable_children_lock; docs/sql.md, "Lock order").
+  if exists (select 1 from jsonb_array_elements(p_waits) w where w ? 'start') then
+    perform pg_advisory_xact_lock_shared(durable_children_lock(p_run_id));
+  end if;
   v_targets := array(
     select distinct t from (
       select jsonb_array_elements_text(w -> 'target_runs') as t from jsonb_array_elements(p_waits) w

@@ -27,6 +27,22 @@ export interface StepOutcome {
   callback?: { id: string; schema: unknown };
   /** ctx.setMetadata's patches since the last write: merged into the run's metadata with this receipt. */
   metadata?: Record<string, unknown>;
+  /** A `ctx.step.start` receipt: the child it starts, inserted under the fence with the receipt. */
+  start?: ChildToStart;
+}
+
+/** The run a `ctx.step.start` inserts (durable_insert_child): `inputJson` is the stored input's JSON text. */
+export interface ChildToStart {
+  id: string;
+  workflow: string;
+  inputJson: string;
+  version?: string | null;
+  concurrencyKey?: string | null;
+  singletonKey?: string | null;
+  /** Milliseconds from now (database clock) to its deadline; its parent's deadline caps it. */
+  deadlineInMs?: number | null;
+  rateKey?: string | null;
+  priority?: number;
 }
 
 /**
@@ -54,5 +70,21 @@ export function stepOutcomeJson(outcome: StepOutcome): string {
     ...(outcome.callback === undefined ? {} : { callback: outcome.callback }),
     ...(outcome.metadata === undefined ? {} : { metadata: outcome.metadata }),
   };
-  return `${JSON.stringify(step).slice(0, -1)},"result":${outcome.resultJson ?? "null"}}`;
+  const start = outcome.start === undefined ? "" : `,"start":${childJson(outcome.start)}`;
+  return `${JSON.stringify(step).slice(0, -1)}${start},"result":${outcome.resultJson ?? "null"}}`;
+}
+
+/** A child to start as durable_insert_child takes it, its input spliced in as the stored JSON text. */
+function childJson(child: ChildToStart): string {
+  const fields = {
+    id: child.id,
+    workflow: child.workflow,
+    version: child.version ?? null,
+    concurrency_key: child.concurrencyKey ?? null,
+    singleton_key: child.singletonKey ?? null,
+    deadline_in_ms: child.deadlineInMs == null ? null : Math.ceil(child.deadlineInMs),
+    rate_key: child.rateKey ?? null,
+    priority: child.priority ?? 0,
+  };
+  return `${JSON.stringify(fields).slice(0, -1)},"input":${child.inputJson}}`;
 }

@@ -8,6 +8,16 @@
 -- cancelled first, deepest first, then the run (descendant before ancestor, as a child's end
 -- locks itself before its parent: docs/sql.md, "Lock order"). Answers 'not_found', 'terminal' or
 -- 'cancelled'.
+--
+-- The cascade sees every child whose insert committed before the cancel did. Before it locks any
+-- row it takes the children lock (durable_children_lock) of the run, then of each descendant its
+-- walk finds, ancestors first, and walks again until a walk finds none it has not locked. A child
+-- is inserted only under its parent's children lock, shared (durable_suspend_run,
+-- durable_record_step), so once the cancel holds a run's lock no child of it is inserted until
+-- the cancel commits (and then the parent's fence has moved: none is), and every child inserted
+-- before is seen by the next walk, a later statement. Without it, a cancel that waited on one
+-- child's row missed a child the parent's suspension inserted meanwhile, which then ran under a
+-- cancelled parent.
 
 create or replace function durable_cancel_one(p_run_id text, p_reason text, p_by text) returns text
 language plpgsql as $$
@@ -39,6 +49,9 @@ language plpgsql as $$
 declare
   v_status text;
   v_child record;
+  v_locked text[] := '{}';
+  v_new text[];
+  v_id text;
 begin
   -- Read without a lock: the descendants are locked before the run.
   select status into v_status from durable_runs where id = p_run_id;
@@ -49,16 +62,17 @@ begin
     return 'terminal';
   end if;
   if p_children is distinct from 'keep' then
-    for v_child in
-      with recursive tree (id, depth) as (
-        select id, 1 from durable_runs
-         where parent_id = p_run_id and status in ('pending', 'running', 'waiting')
-        union
-        select r.id, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
-         where r.status in ('pending', 'running', 'waiting')
-      )
-      select id, max(depth) as depth from tree group by id order by max(depth) desc, id
+    perform pg_advisory_xact_lock(durable_children_lock(p_run_id));
     loop
+      v_new := array(select id from durable_open_descendants(p_run_id) t
+                      where not (t.id = any (v_locked)) order by t.depth, t.id);
+      exit when cardinality(v_new) = 0;
+      foreach v_id in array v_new loop
+        perform pg_advisory_xact_lock(durable_children_lock(v_id));
+      end loop;
+      v_locked := v_locked || v_new;
+    end loop;
+    for v_child in select id from durable_open_descendants(p_run_id) t order by t.depth desc, t.id loop
       perform durable_cancel_one(v_child.id, coalesce(p_reason, 'cancelled'), 'parent');
     end loop;
   end if;

@@ -18,6 +18,13 @@
 -- Then the receipt (durable_write_receipt). Before function set 17 every receipt updated the run
 -- row: a new row version, and an entry in each of its indexes, per step.
 --
+-- A `ctx.step.start` receipt carries the child it starts (`start`): the child is inserted here,
+-- under the fence just checked, before the receipt (durable_insert_child), so a parent cancelled
+-- or taken over starts nothing. The parent's children lock is taken shared before anything else
+-- (durable_children_lock): a cascading cancel either sees this child or moves the fence first.
+-- A child that cannot be inserted (its id names another run, or its singleton key is held) writes
+-- no receipt: the answer says why ({ owned: true, conflict: false, not_started }).
+--
 -- The status test is written `status is not distinct from 'running'` (the same test: status is
 -- never null), which no index answers, so the primary key is the only way in: with `status =
 -- 'running'` the generic plan plpgsql caches took durable_runs_status_created and read every entry
@@ -28,7 +35,11 @@ language plpgsql as $$
 declare
   v_now timestamptz := durable_now();
   v_step durable_steps;
+  v_not_started jsonb;
 begin
+  if p_step ? 'start' then
+    perform pg_advisory_xact_lock_shared(durable_children_lock(p_run_id));
+  end if;
   update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
                           metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
                                           else metadata end
@@ -51,6 +62,12 @@ begin
             jsonb_build_object('late', p_step ->> 'status', 'recorded', v_step.status));
     return jsonb_build_object('owned', false,
       'runStatus', (select status from durable_runs where id = p_run_id));
+  end if;
+  if p_step ? 'start' then
+    v_not_started := durable_insert_child(p_run_id, p_step -> 'start', v_now);
+    if v_not_started is not null then
+      return jsonb_build_object('owned', true, 'conflict', false, 'not_started', v_not_started);
+    end if;
   end if;
   return durable_write_receipt(p_run_id, p_fence, p_step, v_now);
 end

@@ -20,11 +20,13 @@
 -- delivery of an awaited name is already in the mailbox or a race is already decided;
 -- 'infinity' when only a signal, a run's end or a callback can end the wait.
 --
--- Locks, in order: the runs its races wait on, for share (target before waiter: a run that ends
--- locks itself, then its waiters, so either it sees this run waiting or this statement sees it
--- ended), then the run row. A signal delivery locks the run row first too, so either it ran
--- before and the wake-time query sees its delivery, or it waits for this commit and finds the run
--- waiting. The owner recorded every step it started before it calls this. A wait row's started_at is
+-- Locks, in order: when it inserts children, the run's children lock, shared
+-- (durable_children_lock: a cascading cancel either sees those children or moves the fence
+-- first); the runs its races wait on, for share (target before waiter: a run that ends locks
+-- itself, then its waiters, so either it sees this run waiting or this statement sees it ended),
+-- then the run row. A signal delivery locks the run row first too, so either it ran before and
+-- the wake-time query sees its delivery, or it waits for this commit and finds the run waiting.
+-- The owner recorded every step it started before it calls this. A wait row's started_at is
 -- v_now, the time its wake time and deadline are counted from.
 
 create or replace function durable_suspend_run(
@@ -38,6 +40,11 @@ declare
   v_step_ids text[] := array(select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
   v_targets text[];
 begin
+  -- Before any row: a cascading cancel of this run either sees the children inserted below or
+  -- moves the fence first (durable_children_lock; docs/sql.md, "Lock order").
+  if exists (select 1 from jsonb_array_elements(p_waits) w where w ? 'start') then
+    perform pg_advisory_xact_lock_shared(durable_children_lock(p_run_id));
+  end if;
   v_targets := array(
     select distinct t from (
       select jsonb_array_elements_text(w -> 'target_runs') as t from jsonb_array_elements(p_waits) w
