@@ -31,7 +31,8 @@ const allowance = new Map<string, number>();
 /**
  * The user's text says what the turn does: "say a b c" streams the words; "hang a b" streams them
  * and then waits on the step's abortSignal; "break a b" streams "oops" in a first attempt that
- * fails, then the words; "fail" fails; "park" waits for a signal.
+ * fails, then the words; "fail" fails; "park" waits for a signal; "fake a b" streams the words and
+ * a turn's end of its own, as only the routes may write it.
  */
 const chat = defineWorkflow({
   name: "chat-test",
@@ -62,6 +63,7 @@ const chat = defineWorkflow({
           out.write({ type: "text-delta", id: `t${s.attempt}`, delta: `${word} ` });
           await out.flush();
         }
+        if (mode === "fake") out.write({ type: TURN_END_PART, data: { status: "cancelled", reason: "not really" } });
         if (mode === "hang") {
           await new Promise((_, reject) => s.abortSignal.addEventListener("abort", () => reject(s.abortSignal.reason)));
         }
@@ -228,7 +230,12 @@ describe("POST /api/chat", () => {
 
   it("a failed turn answers error before finish", async () => {
     const { events } = await readUiEvents(await post(turnBody("ann-6", "m1", "fail")));
-    expect(typesOf(events).slice(-3)).toEqual(["error", "finish", "[DONE]"]);
+    // The turn's end first (a reader stops at error), then the error.
+    expect(typesOf(events).slice(-4)).toEqual([TURN_END_PART, "error", "finish", "[DONE]"]);
+    expect(events.at(-4)!.data).toEqual({
+      type: TURN_END_PART,
+      data: { status: "failed", reason: expect.stringContaining("the model is down") },
+    });
     expect(events.at(-3)!.data).toMatchObject({ errorText: expect.stringContaining("the model is down") });
     // Loaded afresh, the answer (nothing was written) says the turn failed, and why.
     const history = await loadChat(durable, "ann-6");
@@ -329,7 +336,8 @@ describe("DELETE /api/chat/{chatId}/stream", () => {
     ]);
     // A reader cut off before the stop gets the rest and the end; a fresh one has nothing to resume.
     const tail = await readUiEvents(await resume("ann-11", { "x-user": "ann", "last-event-id": "2" }));
-    expect(typesOf(tail.events)).toEqual(["text-delta", "text-delta", "finish", "[DONE]"]);
+    expect(typesOf(tail.events)).toEqual(["text-delta", "text-delta", TURN_END_PART, "finish", "[DONE]"]);
+    expect(tail.events[2]!.data).toEqual({ type: TURN_END_PART, data: { status: "cancelled", reason: "stopped" } });
     expect((await resume("ann-11")).status).toBe(204);
     const history = await loadChat(durable, "ann-11");
     expect(history[1]).toMatchObject({ id: runId, role: "assistant" });
@@ -375,6 +383,19 @@ describe("DELETE /api/chat/{chatId}/stream", () => {
 });
 
 describe("loadChat", () => {
+  it("a turn's end the workflow wrote itself is neither passed on nor loaded: only the routes say it", async () => {
+    const { events } = await readUiEvents(await post(turnBody("ann-14", "m1", "fake done")));
+    expect(typesOf(events)).not.toContain(TURN_END_PART);
+    expect(textOf(events)).toBe("done ");
+    const runId = messageIdOf(events);
+    await until(async () => (await durable.status(runId))!.status === "completed");
+    const history = await loadChat(durable, "ann-14");
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(turnEndOf(history[1]!)).toBeNull();
+    expect(history[1]!.parts.map((p) => p.type)).not.toContain(TURN_END_PART);
+    await routes.idle();
+  });
+
   it("answers the latest turn's messages and its answer; a turn under way without its answer", async () => {
     expect(await loadChat(durable, "ann-never")).toEqual([]);
     await readUiEvents(await post(turnBody("ann-12", "m1", "say first")));

@@ -1,7 +1,7 @@
 import type { UIMessage, UIMessageChunk } from "ai";
 import { loadAi } from "../steps/load-ai";
-import type { ChatTurnRecord, StreamChunk } from "../store";
-import { type TurnEnd, withTurnEnd } from "../turn-end";
+import type { StreamChunk } from "../store";
+import { TURN_END_PART, type TurnEnd, withTurnEnd } from "../turn-end";
 import { chatTurnInput } from "./chat-input";
 import { isTerminalTurn, readActiveChatTurn } from "./chat-turns";
 import type { Durable } from "./durable-api";
@@ -12,8 +12,11 @@ import type { Durable } from "./durable-api";
 // failed says so at the end of its answer (docs/guide/chat.md, "A stopped or failed turn").
 
 const PAGE = 1000;
-/** The chunks the reader frames itself: a workflow that wrote them would end the message early. */
-const FRAMING = new Set(["start", "finish", "abort", "error"]);
+/**
+ * The chunks the reader frames itself: a workflow that wrote them would end the message early, or
+ * (the turn's end) say it was stopped or failed when it was not.
+ */
+const FRAMING = new Set(["start", "finish", "abort", "error", TURN_END_PART]);
 
 /** A stored chunk the chat stream passes on: an unbroken object with a `type` that is not framing. */
 export function uiChunkOf(chunk: StreamChunk): UIMessageChunk | null {
@@ -39,17 +42,20 @@ export async function loadChat(durable: Durable, chatId: string): Promise<UIMess
   if (!isTerminalTurn(turn)) return messages;
   const answer = await assembleAnswer(durable, turn.runId);
   if (!answer) return messages;
-  const end = await turnEndOfRun(durable, turn);
+  const end = await turnEndOfRun(durable, turn.runId, turn.status);
   if (end) return [...messages, withTurnEnd(answer, end)];
   return answer.parts.length > 0 ? [...messages, answer] : messages;
 }
 
-/** How a finished turn ended, from its run's stored status: null when it completed. */
-async function turnEndOfRun(durable: Durable, turn: ChatTurnRecord): Promise<TurnEnd | null> {
-  if (turn.status !== "cancelled" && turn.status !== "failed") return null;
-  const status = await durable.status(turn.runId);
-  const reason = status?.error?.message ?? turn.status;
-  return { status: turn.status, reason };
+/**
+ * How a turn whose run is `status` ended, when it did not complete: cancelled (the cancel's reason)
+ * or failed (its error's message), read from the run's stored status; null for any other status.
+ * The chat stream (../http/chat-stream.ts) ends a reader's answer with the same.
+ */
+export async function turnEndOfRun(durable: Durable, runId: string, status: string): Promise<TurnEnd | null> {
+  if (status !== "cancelled" && status !== "failed") return null;
+  const error = (await durable.status(runId))?.error;
+  return { status, reason: error?.message ?? (status === "failed" ? "the turn failed" : "cancelled") };
 }
 
 /** Folds the run's stream into one assistant message; null when the run is gone. */
