@@ -3,7 +3,7 @@ import { useChat } from "@ai-sdk/react";
 import type { UIMessage } from "ai";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { answerChatToolCall, pendingChatApprovals } from "@/app/chat/actions";
-import { DurableChatTransport, withTurnEnd } from "@/lib/durable/react";
+import { DurableChatTransport, turnEndOf, withTurnEnd } from "@/lib/durable/react";
 import { ChatMessage } from "./chat-message";
 
 export interface ChatPanelProps {
@@ -118,7 +118,7 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
           The turn waits for your answer to the call above; nothing runs meanwhile.
         </p>
       ) : null}
-      {chat.error ? (
+      {chat.error && !failedWithIt(last, chat.error) ? (
         <p className="small error-text" role="alert">
           {chat.error.message}
         </p>
@@ -178,6 +178,12 @@ function markStopped(messages: UIMessage[]): UIMessage[] {
   const last = messages.at(-1);
   if (last?.role === "assistant") return [...messages.slice(0, -1), withTurnEnd(last, stopped)];
   return [...messages, withTurnEnd({ id: `stopped-${Date.now()}`, role: "assistant", parts: [] }, stopped)];
+}
+
+/** The answer already says the turn failed with this error (its turn's end, from the stream): no second notice. */
+function failedWithIt(last: UIMessage | undefined, error: Error): boolean {
+  const end = last?.role === "assistant" ? turnEndOf(last) : null;
+  return end?.status === "failed" && end.reason === error.message;
 }
 
 /** The tool calls of a message that asked for approval (their part still says so). */

@@ -8,6 +8,8 @@
 // (b) Stop mid-answer: the turn's run is cancelled within 1 s of the click (its status polled), the
 //     chunks written so far stay stored, the answer shows a "Stopped" marker, and a reload shows
 //     exactly the stored chunks and the marker (loadChat, from the cancelled run).
+// (b2) A cancel from elsewhere (the cancel route, as an operator): the page shows "Stopped" and the
+//     reason as the answer's stream ends, and again after a reload.
 // (c) A message naming `refund` parks the run on an approval: the run page lists the call with its
 //     input, Approve on the chat page sends the signal, the refund row is written once, and the
 //     rest of the answer streams in. Deny on the run page: no refund, the model told it was denied.
@@ -280,6 +282,40 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       await marker.waitFor({ timeout: 10_000 });
       expect(await marker.innerText()).toMatch(/^Stopped/);
       expect(await page.locator('[data-testid="turn-end"]').count()).toBe(1);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
+  it("a turn cancelled elsewhere (the cancel route) shows Stopped with the reason, live and after a reload", async () => {
+    const { context, page, chatId, problems } = await openChat();
+    try {
+      await send(page, "Tell me about the mug");
+      const runId = await turnOf(chatId);
+      await page.waitForFunction(
+        (id) => (document.querySelector(`[data-message-id="${id}"] [data-part="text"]`)?.textContent ?? "").length > 20,
+        runId,
+        { timeout: 60_000 },
+      );
+      // Not the page's Stop: an operator's cancel, which the page learns from the answer's stream.
+      const cancelled = await fetch(`${server.url}/api/durable/runs/${encodeURIComponent(runId)}/cancel`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secrets.env.DURABLE_SECRET}`, "content-type": "application/json" },
+        body: JSON.stringify({ reason: "closed by support" }),
+      });
+      expect(cancelled.status).toBe(200);
+      const marker = page.locator(`[data-message-id="${runId}"] [data-testid="turn-end"]`);
+      await marker.waitFor({ timeout: 30_000 });
+      expect(await marker.innerText()).toBe("Stopped: closed by support");
+      await page.locator('[data-testid="chat"][data-chat-status="ready"]').waitFor({ timeout: 10_000 });
+      const stored = (await textChunks(runId)).map((c) => c.delta).join("");
+      await waitForShown(page, runId, stored, 10_000);
+
+      await page.reload();
+      await waitForShown(page, runId, stored, 10_000);
+      await marker.waitFor({ timeout: 10_000 });
+      expect(await marker.innerText()).toBe("Stopped: closed by support");
       expect(problems).toEqual([]);
     } finally {
       await context.close();
