@@ -1,9 +1,9 @@
 import type { UIMessage } from "ai";
 
 // How a chat turn ended when it did not complete (docs/guide/chat.md, "A stopped or failed turn"):
-// a data part at the end of the turn's assistant message. loadChat adds it from the run's stored
-// status (a cancelled or failed run), and a page adds the same when its Stop cancels the turn; either
-// way it travels with the message into the next turn's input, so the history keeps it. The AI SDK's
+// a data part at the end of the turn's assistant message. loadChat and the chat stream add it from
+// the run's stored status (a cancelled or failed run), and a page adds the same when its Stop cancels
+// the turn; it travels with the message into the next turn's input, so the history keeps it. The AI SDK's
 // convertToModelMessages leaves data parts out: the model never reads it. Imports only a type, so
 // both the server's entry (index.ts) and the browser's (react.ts) export it.
 
