@@ -288,7 +288,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
     }
   }, 180_000);
 
-  it("a turn cancelled elsewhere (the cancel route) shows Stopped with the reason, live and after a reload", async () => {
+  it("a turn cancelled by the cancel route shows Stopped and the reason, live and after a reload", async () => {
     const { context, page, chatId, problems } = await openChat();
     try {
       await send(page, "Tell me about the mug");
