@@ -1,6 +1,7 @@
 "use client";
 import { getToolOrDynamicToolName, isToolOrDynamicToolUIPart, type UIMessage } from "ai";
 import Link from "next/link";
+import { type TurnEnd, turnEndOf } from "@/lib/durable/react";
 
 type Part = UIMessage["parts"][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;
@@ -32,10 +33,12 @@ export interface ChatMessageProps {
 /**
  * One message of the chat: the user's text, or the assistant's parts in the order they came: text,
  * and each tool call with its input, its state and its output. A call that waits for approval has
- * Approve and Deny (app/chat/actions.ts sends the signal).
+ * Approve and Deny (app/chat/actions.ts sends the signal). An answer whose turn was stopped or
+ * failed ends with a marker that says so (its `TURN_END_PART`, docs/guide/chat.md).
  */
 export function ChatMessage({ message, writing, runLinks, answering, answered, onAnswer }: ChatMessageProps) {
   const assistant = message.role === "assistant";
+  const end = turnEndOf(message);
   return (
     <li
       className={assistant ? "chat-message chat-assistant" : "chat-message chat-user"}
@@ -70,9 +73,20 @@ export function ChatMessage({ message, writing, runLinks, answering, answered, o
             />
           ) : null,
         )}
+        {end ? (
+          <p className={`chat-turn-end chat-turn-${end.status}`} data-testid="turn-end" data-status={end.status}>
+            {endLabel(end)}
+          </p>
+        ) : null}
       </div>
     </li>
   );
+}
+
+/** "Stopped" (with the cancel's reason when someone gave one), or "Failed: " and the error. */
+function endLabel(end: TurnEnd): string {
+  if (end.status === "failed") return `Failed: ${end.reason}`;
+  return end.reason === "stopped" || end.reason === "cancelled" ? "Stopped" : `Stopped: ${end.reason}`;
 }
 
 /** A part's key: parts are only ever appended to a message, so a text part's place is its identity. */

@@ -3,7 +3,7 @@ import { useChat } from "@ai-sdk/react";
 import type { UIMessage } from "ai";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { answerChatToolCall, pendingChatApprovals } from "@/app/chat/actions";
-import { DurableChatTransport } from "@/lib/durable/react";
+import { DurableChatTransport, turnEndOf, withTurnEnd } from "@/lib/durable/react";
 import { ChatMessage } from "./chat-message";
 
 export interface ChatPanelProps {
@@ -65,6 +65,14 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
     setInput("");
   };
 
+  // Stop cancels the turn's run (the transport sends DELETE) and marks its answer stopped, as
+  // loadChat marks it from the cancelled run on the next load; the mark goes with the message
+  // into the next turn's input, so the history keeps it.
+  const stop = async () => {
+    await chat.stop();
+    chat.setMessages(markStopped);
+  };
+
   const answer = async (toolCallId: string, approved: boolean) => {
     setAnswering(toolCallId);
     setNotice(null);
@@ -110,7 +118,7 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
           The turn waits for your answer to the call above; nothing runs meanwhile.
         </p>
       ) : null}
-      {chat.error ? (
+      {chat.error && !failedWithIt(last, chat.error) ? (
         <p className="small error-text" role="alert">
           {chat.error.message}
         </p>
@@ -137,7 +145,7 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
           onChange={(event) => setInput(event.target.value)}
         />
         {busy ? (
-          <button type="button" className="button button-danger" onClick={() => chat.stop()}>
+          <button type="button" className="button button-danger" onClick={() => void stop()}>
             Stop
           </button>
         ) : (
@@ -162,6 +170,20 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
       </div>
     </section>
   );
+}
+
+/** The messages with the last turn's answer marked stopped: a new answer when none had come yet. */
+function markStopped(messages: UIMessage[]): UIMessage[] {
+  const stopped = { status: "cancelled", reason: "stopped" } as const;
+  const last = messages.at(-1);
+  if (last?.role === "assistant") return [...messages.slice(0, -1), withTurnEnd(last, stopped)];
+  return [...messages, withTurnEnd({ id: `stopped-${Date.now()}`, role: "assistant", parts: [] }, stopped)];
+}
+
+/** The answer already says the turn failed with this error (its turn's end, from the stream): no second notice. */
+function failedWithIt(last: UIMessage | undefined, error: Error): boolean {
+  const end = last?.role === "assistant" ? turnEndOf(last) : null;
+  return end?.status === "failed" && end.reason === error.message;
 }
 
 /** The tool calls of a message that asked for approval (their part still says so). */

@@ -40,6 +40,7 @@ export {
   startChatTurn,
 } from "./engine/chat-turns";
 export { loadChat } from "./engine/load-chat";
+export { TURN_END_PART, type TurnEnd, type TurnEndPart, turnEndOf, withTurnEnd } from "./turn-end";
 export {
   CallbackNotFoundError,
   ChildRunFailedError,

@@ -6,25 +6,40 @@
 //     prefix of the stored answer (no gap, no repeat), and the text shown at the end is the run's
 //     output and the text chunks of its stream.
 // (b) Stop mid-answer: the turn's run is cancelled within 1 s of the click (its status polled), the
-//     chunks written so far stay stored, and a reload shows exactly them.
+//     chunks written so far stay stored, the answer shows a "Stopped" marker, and a reload shows
+//     exactly the stored chunks and the marker (loadChat, from the cancelled run).
+// (b2) A cancel from elsewhere (the cancel route, as an operator): the page shows "Stopped" and the
+//     reason as the answer's stream ends, and again after a reload.
 // (c) A message naming `refund` parks the run on an approval: the run page lists the call with its
 //     input, Approve on the chat page sends the signal, the refund row is written once, and the
 //     rest of the answer streams in. Deny on the run page: no refund, the model told it was denied.
 // (d) How long each text chunk took from its row in durable_stream_chunks to the screen (p50, p90),
 //     as tests/e2e/research.test.ts measures it: both clocks are this machine's; printed, not asserted.
+// (e) The layout at 390 px and 1280 px with a long order number, a long URL, long JSON and a long
+//     tool output on screen: no sideways scrolling, nothing cut off or sticking out
+//     (tests/e2e/helpers/layout.ts). The screenshots go to test-artifacts/screenshots/ (git ignores
+//     it); with UPDATE_SCREENSHOTS=1 to docs/screenshots/, the ones the repository keeps.
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../helpers/databases";
-import { CHROMIUM, CHROMIUM_FLAGS, WIDE, watchProblems } from "./helpers/chromium";
+import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE, watchProblems } from "./helpers/chromium";
 import { signInCookie } from "./helpers/dashboard-session";
 import { eventually } from "./helpers/eventually";
 import { makeSecrets } from "./helpers/durable-client";
+import { layoutProblems } from "./helpers/layout";
 import { buildApp, type NextServer, REPO_ROOT, startNext } from "./helpers/next-server";
 
 const ARTIFACTS = path.join(REPO_ROOT, "test-artifacts");
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
+  ? path.join(REPO_ROOT, "docs", "screenshots")
+  : path.join(ARTIFACTS, "screenshots");
+
+/** An order number as long as the tool takes (40 characters): one word in the call's input and output. */
+const LONG_ORDER = "1042".repeat(10);
+const LONG_URL = `https://shop.example.com/orders/${LONG_ORDER}/receipts/the-whole-receipt-as-one-long-file-name.pdf`;
 
 interface Snapshot {
   /** Date.now() in the page when the text changed. */
@@ -100,8 +115,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
   });
 
   /** A new page on a new chat of its own browser context (its own session cookie), hydrated. */
-  async function openChat() {
-    const context = await browser.newContext({ viewport: WIDE });
+  async function openChat(viewport = WIDE) {
+    const context = await browser.newContext({ viewport });
     // The run page (approvals, Deny) is the dashboard's: signed in, as its operator would be.
     await signInCookie(context, server.url, secrets.env.DURABLE_SECRET);
     await context.addInitScript(RECORDER);
@@ -245,6 +260,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       console.log(`\n[e2e chat] Stop → run cancelled in ${cancelledAfter} ms (status polled every 20 ms)\n`);
       expect(cancelledAfter).toBeLessThan(1000);
       await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 10_000 });
+      // The answer says it was stopped, on the message itself.
+      const marker = page.locator(`[data-message-id="${runId}"] [data-testid="turn-end"]`);
+      await marker.waitFor({ timeout: 10_000 });
+      expect(await marker.innerText()).toMatch(/^Stopped/);
 
       // What the page kept is what was stored before the cancel; a reload shows exactly the stored part.
       const kept = await shownText(page, runId);
@@ -259,6 +278,44 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       await page.reload();
       await waitForShown(page, runId, stored, 10_000);
       expect(await statusOf(runId)).toBe("cancelled");
+      // The marker again, read from the run (loadChat): its status is cancelled.
+      await marker.waitFor({ timeout: 10_000 });
+      expect(await marker.innerText()).toMatch(/^Stopped/);
+      expect(await page.locator('[data-testid="turn-end"]').count()).toBe(1);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
+  it("a turn cancelled by the cancel route shows Stopped and the reason, live and after a reload", async () => {
+    const { context, page, chatId, problems } = await openChat();
+    try {
+      await send(page, "Tell me about the mug");
+      const runId = await turnOf(chatId);
+      await page.waitForFunction(
+        (id) => (document.querySelector(`[data-message-id="${id}"] [data-part="text"]`)?.textContent ?? "").length > 20,
+        runId,
+        { timeout: 60_000 },
+      );
+      // Not the page's Stop: an operator's cancel, which the page learns from the answer's stream.
+      const cancelled = await fetch(`${server.url}/api/durable/runs/${encodeURIComponent(runId)}/cancel`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secrets.env.DURABLE_SECRET}`, "content-type": "application/json" },
+        body: JSON.stringify({ reason: "closed by support" }),
+      });
+      expect(cancelled.status).toBe(200);
+      const marker = page.locator(`[data-message-id="${runId}"] [data-testid="turn-end"]`);
+      await marker.waitFor({ timeout: 30_000 });
+      expect(await marker.innerText()).toBe("Stopped: closed by support");
+      await page.locator('[data-testid="chat"][data-chat-status="ready"]').waitFor({ timeout: 10_000 });
+      const stored = (await textChunks(runId)).map((c) => c.delta).join("");
+      await waitForShown(page, runId, stored, 10_000);
+
+      await page.reload();
+      await waitForShown(page, runId, stored, 10_000);
+      await marker.waitFor({ timeout: 10_000 });
+      expect(await marker.innerText()).toBe("Stopped: closed by support");
       expect(problems).toEqual([]);
     } finally {
       await context.close();
@@ -395,6 +452,67 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
           `p50 ${percentile(sorted, 0.5).toFixed(0)} ms, p90 ${percentile(sorted, 0.9).toFixed(0)} ms ` +
           `(min ${sorted[0]!.toFixed(0)}, max ${sorted.at(-1)!.toFixed(0)}); the text changed ${seen.length} times\n`,
       );
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
+  it("fits 390 px and 1280 px with long words, a URL, JSON, a tool output and a stopped answer on screen", async () => {
+    const { context, page, chatId, problems } = await openChat(PHONE);
+    try {
+      await send(page, `lookupOrder ${LONG_ORDER} and stock, the receipt is ${LONG_URL}`);
+      const runId = await turnOf(chatId);
+      await eventually(async () => (await statusOf(runId)) === "completed", {
+        timeoutMs: 90_000,
+        what: "the turn done",
+      });
+      const { rows } = await db.query<{ output: { text: string } }>("select output from durable_runs where id = $1", [
+        runId,
+      ]);
+      await waitForShown(page, runId, rows[0]!.output.text);
+      await page.locator('[data-testid="chat"][data-chat-status="ready"]').waitFor({ timeout: 10_000 });
+      // On screen: the call's input and output (long JSON of one word), and the answer quoting it.
+      const call = page.locator('[data-tool="lookupOrder"][data-tool-state="output-available"]');
+      expect(await call.innerText()).toContain(`{"orderId":"${LONG_ORDER}"}`);
+      // (The output as its receipt holds it: jsonb orders the keys.)
+      expect(await call.innerText()).toContain(`→ {"found":false,"orderId":"${LONG_ORDER}"}`);
+      expect(rows[0]!.output.text).toContain(`"orderId":"${LONG_ORDER}"`);
+      expect(await page.locator('[data-role="user"]').innerText()).toContain(LONG_URL);
+
+      // A second turn, stopped mid-answer: its mark is on screen too, on that answer alone.
+      await send(page, "Tell me about the poster");
+      const stoppedId = await eventually(
+        async () => {
+          const { rows: turn } = await db.query<{ run_id: string }>(
+            "select run_id from durable_chats where chat_id = $1",
+            [chatId],
+          );
+          return turn[0]?.run_id !== runId ? turn[0]?.run_id : undefined;
+        },
+        { timeoutMs: 30_000, what: "the second turn" },
+      );
+      await page.waitForFunction(
+        (id) => (document.querySelector(`[data-message-id="${id}"] [data-part="text"]`)?.textContent ?? "").length > 20,
+        stoppedId,
+        { timeout: 60_000 },
+      );
+      await page.getByRole("button", { name: "Stop" }).click();
+      await page.locator(`[data-message-id="${stoppedId}"] [data-testid="turn-end"]`).waitFor({ timeout: 10_000 });
+      expect(await page.locator('[data-testid="turn-end"]').count()).toBe(1);
+
+      for (const viewport of [PHONE, WIDE]) {
+        await page.setViewportSize(viewport);
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        expect(width, `the page at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
+        expect(await layoutProblems(page), `at ${viewport.width} px`).toEqual([]);
+        mkdirSync(SCREENSHOTS, { recursive: true });
+        await page.screenshot({
+          path: path.join(SCREENSHOTS, `chat-${viewport.width}.png`),
+          fullPage: true,
+          animations: "disabled",
+        });
+      }
       expect(problems).toEqual([]);
     } finally {
       await context.close();

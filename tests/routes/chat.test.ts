@@ -2,6 +2,7 @@
 // stream, GET /api/chat/{chatId}/stream resumes the active turn, DELETE stops it. The handlers are
 // called with Request objects on PGlite; the chat workflow writes UI chunks itself (`ctx.step.run`
 // and `ctx.stream`), standing in for `ctx.step.ai.agent(..., { stream: true })`.
+import { convertToModelMessages } from "ai";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -15,6 +16,8 @@ import {
   FatalStepError,
   loadChat,
   readActiveChatTurn,
+  TURN_END_PART,
+  turnEndOf,
 } from "@/lib/durable";
 import { type ChatRoutes, type ChatRoutesOptions, createChatRoutes } from "@/lib/durable/next";
 import { until } from "../helpers/until";
@@ -28,7 +31,8 @@ const allowance = new Map<string, number>();
 /**
  * The user's text says what the turn does: "say a b c" streams the words; "hang a b" streams them
  * and then waits on the step's abortSignal; "break a b" streams "oops" in a first attempt that
- * fails, then the words; "fail" fails; "park" waits for a signal.
+ * fails, then the words; "fail" fails; "park" waits for a signal; "fake a b" streams the words and
+ * a turn's end of its own, as only the routes may write it.
  */
 const chat = defineWorkflow({
   name: "chat-test",
@@ -59,6 +63,7 @@ const chat = defineWorkflow({
           out.write({ type: "text-delta", id: `t${s.attempt}`, delta: `${word} ` });
           await out.flush();
         }
+        if (mode === "fake") out.write({ type: TURN_END_PART, data: { status: "cancelled", reason: "not really" } });
         if (mode === "hang") {
           await new Promise((_, reject) => s.abortSignal.addEventListener("abort", () => reject(s.abortSignal.reason)));
         }
@@ -225,8 +230,18 @@ describe("POST /api/chat", () => {
 
   it("a failed turn answers error before finish", async () => {
     const { events } = await readUiEvents(await post(turnBody("ann-6", "m1", "fail")));
-    expect(typesOf(events).slice(-3)).toEqual(["error", "finish", "[DONE]"]);
+    // The turn's end first (a reader stops at error), then the error.
+    expect(typesOf(events).slice(-4)).toEqual([TURN_END_PART, "error", "finish", "[DONE]"]);
+    expect(events.at(-4)!.data).toEqual({
+      type: TURN_END_PART,
+      data: { status: "failed", reason: expect.stringContaining("the model is down") },
+    });
     expect(events.at(-3)!.data).toMatchObject({ errorText: expect.stringContaining("the model is down") });
+    // Loaded afresh, the answer (nothing was written) says the turn failed, and why.
+    const history = await loadChat(durable, "ann-6");
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(history[1]!.id).toBe(messageIdOf(events));
+    expect(turnEndOf(history[1]!)).toEqual({ status: "failed", reason: expect.stringContaining("the model is down") });
   });
 
   it("a turn parked on a signal answers finish, and its resume continues once the signal came", async () => {
@@ -321,19 +336,66 @@ describe("DELETE /api/chat/{chatId}/stream", () => {
     ]);
     // A reader cut off before the stop gets the rest and the end; a fresh one has nothing to resume.
     const tail = await readUiEvents(await resume("ann-11", { "x-user": "ann", "last-event-id": "2" }));
-    expect(typesOf(tail.events)).toEqual(["text-delta", "text-delta", "finish", "[DONE]"]);
+    expect(typesOf(tail.events)).toEqual(["text-delta", "text-delta", TURN_END_PART, "finish", "[DONE]"]);
+    expect(tail.events[2]!.data).toEqual({ type: TURN_END_PART, data: { status: "cancelled", reason: "stopped" } });
     expect((await resume("ann-11")).status).toBe(204);
     const history = await loadChat(durable, "ann-11");
     expect(history[1]).toMatchObject({ id: runId, role: "assistant" });
-    // The answer as far as it went: the text part never ended.
+    // The answer as far as it went (the text part never ended), then the mark of its stop, read
+    // from the cancelled run: the reason the route gave the cancel.
     expect(history[1]!.parts).toEqual([
       { type: "step-start" },
       expect.objectContaining({ type: "text", text: "partial answer ", state: "streaming" }),
+      { type: TURN_END_PART, data: { status: "cancelled", reason: "stopped" } },
     ]);
+    expect(turnEndOf(history[1]!)).toEqual({ status: "cancelled", reason: "stopped" });
+
+    // The next turn sends the stopped answer back with its mark: the history keeps it, and the
+    // model is not shown it (convertToModelMessages leaves data parts out).
+    const next = { id: "ann-11", messages: [...history, user("m2", "say more")] };
+    const second = await readUiEvents(await post(next));
+    await until(async () => (await durable.status(messageIdOf(second.events)))!.status === "completed");
+    const later = await loadChat(durable, "ann-11");
+    expect(later.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(turnEndOf(later[1]!)).toEqual({ status: "cancelled", reason: "stopped" });
+    expect(turnEndOf(later[3]!)).toBeNull();
+    const model = await convertToModelMessages(later.slice(0, 2));
+    expect(JSON.stringify(model)).not.toContain(TURN_END_PART);
+    expect(JSON.stringify(model)).toContain("partial answer");
+    await routes.idle();
+  });
+
+  it("a turn stopped before it wrote a word loads as an answer with the mark", async () => {
+    allowance.set("ann-13", 0);
+    const response = await post(turnBody("ann-13", "m1", "hang never said"));
+    const { events } = await readUiEvents(response, (e) => typesOf(e).includes("text-start"));
+    const runId = messageIdOf(events);
+    expect((await stop("ann-13")).status).toBe(200);
+    await until(async () => (await durable.status(runId))!.status === "cancelled");
+    allowance.delete("ann-13");
+    await routes.idle();
+    const history = await loadChat(durable, "ann-13");
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(history[1]!.id).toBe(runId);
+    expect(history[1]!.parts.filter((p) => p.type === "text" && p.text !== "")).toEqual([]);
+    expect(turnEndOf(history[1]!)).toEqual({ status: "cancelled", reason: "stopped" });
   });
 });
 
 describe("loadChat", () => {
+  it("a turn's end the workflow wrote itself is neither passed on nor loaded: only the routes say it", async () => {
+    const { events } = await readUiEvents(await post(turnBody("ann-14", "m1", "fake done")));
+    expect(typesOf(events)).not.toContain(TURN_END_PART);
+    expect(textOf(events)).toBe("done ");
+    const runId = messageIdOf(events);
+    await until(async () => (await durable.status(runId))!.status === "completed");
+    const history = await loadChat(durable, "ann-14");
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(turnEndOf(history[1]!)).toBeNull();
+    expect(history[1]!.parts.map((p) => p.type)).not.toContain(TURN_END_PART);
+    await routes.idle();
+  });
+
   it("answers the latest turn's messages and its answer; a turn under way without its answer", async () => {
     expect(await loadChat(durable, "ann-never")).toEqual([]);
     await readUiEvents(await post(turnBody("ann-12", "m1", "say first")));

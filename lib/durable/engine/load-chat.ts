@@ -1,17 +1,22 @@
 import type { UIMessage, UIMessageChunk } from "ai";
 import { loadAi } from "../steps/load-ai";
 import type { StreamChunk } from "../store";
+import { TURN_END_PART, type TurnEnd, withTurnEnd } from "../turn-end";
 import { chatTurnInput } from "./chat-input";
 import { isTerminalTurn, readActiveChatTurn } from "./chat-turns";
 import type { Durable } from "./durable-api";
 
 // What a chat page renders on load (docs/guide/chat.md, "Reload and resume"): the messages of
 // the chat's latest turn, and that turn's answer folded from its stream the way the client would
-// have folded it, so the page shows what a reader of the stream saw.
+// have folded it, so the page shows what a reader of the stream saw; a turn that was stopped or
+// failed says so at the end of its answer (docs/guide/chat.md, "A stopped or failed turn").
 
 const PAGE = 1000;
-/** The chunks the reader frames itself: a workflow that wrote them would end the message early. */
-const FRAMING = new Set(["start", "finish", "abort", "error"]);
+/**
+ * The chunks the reader frames itself: a workflow that wrote them would end the message early, or
+ * (the turn's end) say it was stopped or failed when it was not.
+ */
+const FRAMING = new Set(["start", "finish", "abort", "error", TURN_END_PART]);
 
 /** A stored chunk the chat stream passes on: an unbroken object with a `type` that is not framing. */
 export function uiChunkOf(chunk: StreamChunk): UIMessageChunk | null {
@@ -23,9 +28,11 @@ export function uiChunkOf(chunk: StreamChunk): UIMessageChunk | null {
 
 /**
  * The chat's history: the latest turn's input messages, then its assistant message (id: the
- * turn's run id) assembled from the run's stream, broken chunks dropped. While the latest turn is
- * not finished its answer is left out: the client's resume (`GET …/stream`) replays it from the
- * beginning, and showing it here too would show it twice. [] for a chat with no turn.
+ * turn's run id) assembled from the run's stream, broken chunks dropped. A turn whose run was
+ * cancelled (Stop) or failed ends with a `TURN_END_PART` saying so (../turn-end.ts), and has an
+ * assistant message for it even when it wrote nothing. While the latest turn is not finished its
+ * answer is left out: the client's resume (`GET …/stream`) replays it from the beginning, and
+ * showing it here too would show it twice. [] for a chat with no turn.
  */
 export async function loadChat(durable: Durable, chatId: string): Promise<UIMessage[]> {
   const turn = await readActiveChatTurn(durable, chatId);
@@ -34,7 +41,21 @@ export async function loadChat(durable: Durable, chatId: string): Promise<UIMess
   const messages = input.success ? input.data.messages : [];
   if (!isTerminalTurn(turn)) return messages;
   const answer = await assembleAnswer(durable, turn.runId);
-  return answer && answer.parts.length > 0 ? [...messages, answer] : messages;
+  if (!answer) return messages;
+  const end = await turnEndOfRun(durable, turn.runId, turn.status);
+  if (end) return [...messages, withTurnEnd(answer, end)];
+  return answer.parts.length > 0 ? [...messages, answer] : messages;
+}
+
+/**
+ * How a turn whose run is `status` ended, when it did not complete: cancelled (the cancel's reason)
+ * or failed (its error's message), read from the run's stored status; null for any other status.
+ * The chat stream (../http/chat-stream.ts) ends a reader's answer with the same.
+ */
+export async function turnEndOfRun(durable: Durable, runId: string, status: string): Promise<TurnEnd | null> {
+  if (status !== "cancelled" && status !== "failed") return null;
+  const error = (await durable.status(runId))?.error;
+  return { status, reason: error?.message ?? (status === "failed" ? "the turn failed" : "cancelled") };
 }
 
 /** Folds the run's stream into one assistant message; null when the run is gone. */

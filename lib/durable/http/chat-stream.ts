@@ -1,13 +1,15 @@
 import type { Durable } from "../engine/create-durable";
-import { uiChunkOf } from "../engine/load-chat";
+import { turnEndOfRun, uiChunkOf } from "../engine/load-chat";
 import { terminalStatuses } from "../schemas";
+import { TURN_END_PART, type TurnEnd } from "../turn-end";
 import { type EventFormat, type RunEventStreamOptions, runEventStream, SSE_HEADERS, type StreamRead } from "./sse";
 
 // A chat turn's run stream as the AI SDK's UI message stream (docs/guide/chat.md, "The stream"):
 // the same polling as the run stream route (./sse.ts), in the format useChat reads: `data:
 // <UIMessageChunk>` events, each with `id: <seq>` so a reader resumes with Last-Event-ID; `start`
-// first when read from the beginning; `finish` (after `error` for a failed run) once the run is
-// terminal or parked on a signal; then `[DONE]`.
+// first when read from the beginning; `finish` once the run is terminal or parked on a signal,
+// after the turn's end (../turn-end.ts) and for a failed run `error` when it did not complete; then
+// `[DONE]`.
 
 /** The headers of a UI message stream response. */
 export const UI_STREAM_HEADERS = { ...SSE_HEADERS, "x-vercel-ai-ui-message-stream": "v1" };
@@ -43,11 +45,7 @@ export function chatEventStream(options: ChatStreamOptions): ReadableStream<Uint
 function chatFormat(durable: Durable, runId: string, fromStart: boolean): EventFormat {
   let checkedAt = Number.NEGATIVE_INFINITY;
   const ending = async (read: StreamRead): Promise<string | null> => {
-    if (TERMINAL.has(read.status)) {
-      if (read.status !== "failed") return closing();
-      const status = await durable.status(runId);
-      return closing(status?.error?.message ?? "the turn failed");
-    }
+    if (TERMINAL.has(read.status)) return closing(await turnEndOfRun(durable, runId, read.status));
     if (read.status !== "waiting" || Date.now() - checkedAt < PARKED_CHECK_MS) return null;
     checkedAt = Date.now();
     // Parked: waiting on a signal that has not come. A delivery makes the run due before a claim
@@ -67,7 +65,12 @@ function chatFormat(durable: Durable, runId: string, fromStart: boolean): EventF
   };
 }
 
-function closing(errorText?: string): string {
-  const error = errorText === undefined ? "" : data({ type: "error", errorText });
-  return `${error}${data({ type: "finish" })}data: [DONE]\n\n`;
+/**
+ * The end of the answer: for a turn that did not complete, the part that says how it ended, then
+ * for a failed one `error` (the part first: a reader stops at `error`); `finish`; `[DONE]`.
+ */
+function closing(end: TurnEnd | null = null): string {
+  const mark = end ? data({ type: TURN_END_PART, data: end }) : "";
+  const error = end?.status === "failed" ? data({ type: "error", errorText: end.reason }) : "";
+  return `${mark}${error}${data({ type: "finish" })}data: [DONE]\n\n`;
 }
