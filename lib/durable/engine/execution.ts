@@ -108,7 +108,7 @@ export class Execution {
   ) {
     this.runId = claim.run.id;
     this.fence = claim.run.fence;
-    this.metadata = new RunMetadata(claim.run.metadata ?? {});
+    this.metadata = new RunMetadata();
     this.ledger = new Map(claim.steps.map((step) => [step.stepId, step]));
     this.mailbox = [...claim.mailbox];
     this.streams = new RunStreams({
