@@ -461,7 +461,7 @@ export interface AiSteps {
   transcribe(id: string, options: AiTranscribeOptions, stepOptions?: StepOptions): Promise<AiTranscriptionResult>;
   /**
    * The AI SDK's tool loop, durable: each model turn a step (`<id>/turn-<n>`), each tool call a
-   * step (`<id>/tool-<toolCallId>`, with its external key); a call whose tool `needsApproval` waits
+   * step (`<id>/turn-<n>/tool-<toolCallId>`, with its external key); a call whose tool `needsApproval` waits
    * for signal `tool-approval` (`ToolApproval`) with nothing running. A replay of finished turns
    * and tools calls nothing (docs/guide/agents.md).
    */
@@ -531,6 +531,12 @@ export interface ToolApproval {
   toolCallId: string;
   approved: boolean;
   reason?: string;
+  /**
+   * The turn that asked (`turnId` of `toolApprovals(runId)`): only that turn's wait takes it. A
+   * model may use a call id again in a later turn; without it, the oldest delivery naming the call
+   * answers whichever turn waits on it next.
+   */
+  turnId?: string;
 }
 
 /** What an agent's tool call is told of its step (`options.experimental_context` of `execute`). */

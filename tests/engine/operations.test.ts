@@ -187,7 +187,11 @@ describe("operations (PGlite)", () => {
     await durable.tick({ budgetMs: 40_000 });
     const done = (await durable.status("mr"))!;
     expect(done.error).toBeNull();
-    expect(done).toMatchObject({ status: "completed", output: "ok", metadata: { a: "small", b: "y".repeat(2000), c: 1 } });
+    expect(done).toMatchObject({
+      status: "completed",
+      output: "ok",
+      metadata: { a: "small", b: "y".repeat(2000), c: 1 },
+    });
   });
 
   it("filters by status, workflow, version, parent and creation time, and refuses bad filters", async () => {

@@ -242,6 +242,11 @@ export class Execution {
     return { seq, recorded, isReclaim };
   }
 
+  /** Whether the claim's ledger holds a row of `stepId` (any status), reached or not. */
+  inLedger(stepId: string): boolean {
+    return this.ledger.has(stepId);
+  }
+
   /** Receipts of the ledger that this execution never reached (docs/rules.md, rule 13). */
   unreachedSteps(): string[] {
     return [...this.ledger.keys()].filter((id) => !this.reached.has(id));
