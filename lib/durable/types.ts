@@ -45,6 +45,12 @@ export interface StoredError {
 
 /** Zod schemas of the signals a workflow waits for, by signal name. */
 export type SignalSchemas = Record<string, z.ZodType>;
+/**
+ * Zod schemas of a workflow's callback payloads, by the callback's step id (`ctx.step.callback(id)`):
+ * a delivery parses with them (docs/guide/composition.md, "Callback URLs").
+ */
+export type CallbackSchemas = Record<string, z.ZodType>;
+
 /** A workflow that declares no signals (it accepts any name). */
 export type NoSignals = Record<never, z.ZodType>;
 
@@ -84,6 +90,13 @@ export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals 
   output?: z.ZodType<TOutput>;
   /** Signal payload schemas, validated when a signal arrives; other names are refused. */
   signals?: TSignals;
+  /**
+   * Callback payload schemas by callback id (`ctx.step.callback(id)` takes its schema from here):
+   * a delivery is parsed with the zod schema itself, so what it accepts is delivered and what it
+   * refuses is a 422 that changes nothing, a coercion, transform or refine included. An inline
+   * `schema` must be one JSON Schema can check exactly (docs/guide/composition.md, "Callback URLs").
+   */
+  callbacks?: CallbackSchemas;
   /**
    * At most `limit` runs with one key executing (claimed) at once; the others stay due, oldest
    * first. The key is computed from the parsed input at start and stored on the run
@@ -353,7 +366,11 @@ export type RaceResult<B extends Record<string, unknown>, TSignals extends Signa
 export interface CallbackOptions<T> {
   /** How long the URL accepts a delivery; `waitForCallback` answers null after it. None: forever. */
   timeout?: Duration;
-  /** What the JSON body must be: checked by the route (422 otherwise) and parsed for `waitForCallback`. */
+  /**
+   * What the JSON body must be: checked by the route (422 otherwise) and parsed for `waitForCallback`.
+   * Checked at delivery as JSON Schema, so one it cannot say exactly (a coercion, transform, refine,
+   * catch) is refused here with `InvalidInputError`: declare it in `defineWorkflow({ callbacks })`.
+   */
   schema?: z.ZodType<T>;
 }
 
