@@ -57,6 +57,21 @@ const declaredByUrl = defineWorkflow({
   },
 });
 
+/** A declared callback as a branch of a race: the payload is parsed as waitForCallback parses it. */
+const declaredRace = defineWorkflow({
+  name: "declared-race",
+  input: z.object({}),
+  callbacks: { transform: declaredCases.transform[0] },
+  async run(ctx) {
+    const cb = await ctx.step.callback("transform", { timeout: "1h" });
+    await ctx.step.run("publish", () => {
+      urls.set(ctx.runId, cb.url);
+      return null;
+    });
+    return ctx.step.waitForAny("first", { answer: { callback: cb }, late: { sleep: "1h" } });
+  },
+});
+
 /**
  * The same schemas given inline: the delivery could not check them from the row's JSON Schema, so
  * the call refuses them; `default` it can (a missing key is what a not-required property allows).
@@ -365,7 +380,7 @@ describe("the token", () => {
 describe("a callback's schema at delivery", () => {
   let zx: RouteFixture;
   beforeAll(async () => {
-    zx = await createFixture({}, [declaredByUrl, inlineByUrl, approveByUrl]);
+    zx = await createFixture({}, [declaredByUrl, inlineByUrl, approveByUrl, declaredRace]);
   });
   afterAll(() => zx.durable.close());
 
@@ -408,6 +423,18 @@ describe("a callback's schema at delivery", () => {
       expect(made).toEqual([]);
     },
   );
+
+  it("a declared callback as a race branch: 422 for what zod refuses, the value parsed", async () => {
+    await zx.durable.start(declaredRace, {}, { id: "declared-race" });
+    await zx.durable.tick();
+    const token = tokenOf("declared-race");
+    await refused(zx, () => post(zx.routes, token, "5"), 422, "invalid_input");
+    expect((await post(zx.routes, token, JSON.stringify("abcd"))).status).toBe(202);
+    await zx.routes.idle();
+    await zx.durable.tick();
+    const status = await zx.durable.status("declared-race");
+    expect(status).toMatchObject({ status: "completed", output: { branch: "answer", value: 4 } });
+  });
 
   it("an inline default schema is checked exactly from its row's JSON Schema", async () => {
     await zx.durable.start(inlineByUrl, { callback: "default" }, { id: "inline-default" });
