@@ -436,6 +436,29 @@ describe("a callback's schema at delivery", () => {
     expect(status).toMatchObject({ status: "completed", output: { branch: "answer", value: 4 } });
   });
 
+  it("a callback of an earlier release (coerce's JSON Schema in its row) is checked by its declared one", async () => {
+    await zx.durable.start(declaredByUrl, { callback: "coerce" }, { id: "earlier-coerce" });
+    await zx.durable.tick();
+    // What releases before declared callbacks wrote: the JSON Schema of the inline schema's input.
+    const earlier = z.toJSONSchema(declaredCases.coerce[0], { io: "input", unrepresentable: "any" });
+    await zx.db
+      .updateTable("durable_callbacks")
+      .set({ schema: JSON.stringify(earlier) })
+      .where("run_id", "=", "earlier-coerce")
+      .execute();
+    expect((await callbackRow(zx.db, "earlier-coerce")).schema).toMatchObject({
+      properties: { amount: { type: "number" } },
+    });
+    const token = tokenOf("earlier-coerce");
+    expect((await post(zx.routes, token, JSON.stringify({ amount: "12.50" }))).status).toBe(202);
+    await zx.routes.idle();
+    await zx.durable.tick();
+    expect(await zx.durable.status("earlier-coerce")).toMatchObject({
+      status: "completed",
+      output: { got: { amount: 12.5 } },
+    });
+  });
+
   it("an inline default schema is checked exactly from its row's JSON Schema", async () => {
     await zx.durable.start(inlineByUrl, { callback: "default" }, { id: "inline-default" });
     await zx.durable.tick();
