@@ -45,6 +45,9 @@ async function makeCallback<T>(
     );
   }
   const schema = declared ?? options.schema;
+  // Checked before the id is reached, so a body that catches the refusal may use the id again. A
+  // callback already recorded (by a release that wrote any schema's JSON Schema) keeps its row.
+  const stored = exec.inLedger(id) ? null : rowSchemaOf(id, schema, declared !== undefined);
   const { seq, recorded, isReclaim } = exec.reach(id, "callback");
   const handle = (callbackId: string): CallbackHandle<T> => {
     exec.callbacks.set(callbackId, schema);
@@ -55,8 +58,6 @@ async function makeCallback<T>(
   if (recorded?.status === "completed") {
     return handle(((await recorder.resultOf(recorded)) as { callbackId: string }).callbackId);
   }
-  // A callback recorded before this check (a release that wrote any schema) keeps its row as it is.
-  const stored = rowSchemaOf(id, schema, declared !== undefined);
   if (exec.isStopping) return never();
   return recorder.traced(
     { stepId: id, kind: "callback", attempt: 1, isReclaim },
