@@ -111,7 +111,8 @@ export const decideOutline = answer("outline", "answer to the outline", {
 
 /**
  * The answer to an agent's tool call that waits for approval (the run page's approvals panel):
- * signal `tool-approval` with `{ toolCallId, approved }`, once per call (its delivery id).
+ * signal `tool-approval` with `{ toolCallId, approved, turnId }`, once per call of a turn (its
+ * delivery id): a model may use a call id again in a later turn (docs/guide/agents.md, "Approvals").
  */
 export async function answerToolCall(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
   return attempt("answering the tool call", async () => {
@@ -120,13 +121,19 @@ export async function answerToolCall(_previous: ActionResult | null, form: FormD
     if (typeof toolCallId !== "string" || toolCallId.length === 0 || toolCallId.length > 255) {
       throw new InvalidInputError("not a tool call id");
     }
+    const turnId = form.get("turnId");
+    if (typeof turnId !== "string" || turnId.length === 0 || turnId.length > 200) {
+      throw new InvalidInputError("not a turn id");
+    }
     const approved = form.get("approved") === "true";
     const durable = await getDurable();
     const result = await durable.signal({
       runId: id,
       name: TOOL_APPROVAL_SIGNAL,
-      payload: approved ? { toolCallId, approved } : { toolCallId, approved, reason: "denied from the dashboard" },
-      id: `dashboard-approval-${toolCallId}`,
+      payload: approved
+        ? { toolCallId, approved, turnId }
+        : { toolCallId, approved, turnId, reason: "denied from the dashboard" },
+      id: `dashboard-approval-${turnId}/${toolCallId}`.slice(0, 255),
     });
     await advanceSoon(id);
     if (!result.signalled) return "This call had been answered already; this answer changed nothing.";

@@ -43,15 +43,20 @@ export async function answerChatToolCall(
   const durable = await getDurable();
   const turn = await readActiveChatTurn(durable, chatId);
   const pending = turn ? await durable.toolApprovals(turn.runId) : [];
-  if (!turn || !pending.some((call) => call.toolCallId === toolCallId)) {
+  const call = turn ? pending.find((c) => c.toolCallId === toolCallId) : undefined;
+  if (!turn || !call) {
     return { ok: false, message: "that call no longer waits for an answer" };
   }
-  // The delivery id makes a second click a repeat rather than a second answer.
+  // The delivery id makes a second click a repeat rather than a second answer; the turn is in it
+  // and in the payload, since a model may use a call id again in a later turn (docs/guide/agents.md).
+  const { turnId } = call;
   await durable.signal({
     runId: turn.runId,
     name: TOOL_APPROVAL_SIGNAL,
-    payload: approved ? { toolCallId, approved } : { toolCallId, approved, reason: "the customer declined" },
-    id: `chat-approval-${toolCallId}`,
+    payload: approved
+      ? { toolCallId, approved, turnId }
+      : { toolCallId, approved, turnId, reason: "the customer declined" },
+    id: `chat-approval-${turnId}/${toolCallId}`.slice(0, 255),
   });
   after(async () => {
     try {

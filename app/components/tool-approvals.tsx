@@ -23,7 +23,7 @@ export function ToolApprovals({ runId, approvals }: { runId: string; approvals: 
         told to the model as denied.
       </p>
       {approvals.map((call) => (
-        <div key={call.toolCallId} className="tool-approval" data-tool-call-id={call.toolCallId}>
+        <div key={`${call.turnId}/${call.toolCallId}`} className="tool-approval" data-tool-call-id={call.toolCallId}>
           <p>
             <code className="chat-tool-name">{call.toolName}</code>{" "}
             <span className="small muted">
@@ -33,6 +33,7 @@ export function ToolApprovals({ runId, approvals }: { runId: string; approvals: 
           <pre className="json">{JSON.stringify(call.input, null, 2)}</pre>
           <ActionForm action={answerToolCall} runId={runId} onDone={page?.refresh ?? noop}>
             <input type="hidden" name="toolCallId" value={call.toolCallId} />
+            <input type="hidden" name="turnId" value={call.turnId} />
             <SubmitButton className="button button-primary" name="approved" value="true" pendingLabel="Approving…">
               Approve
             </SubmitButton>

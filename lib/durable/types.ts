@@ -45,6 +45,12 @@ export interface StoredError {
 
 /** Zod schemas of the signals a workflow waits for, by signal name. */
 export type SignalSchemas = Record<string, z.ZodType>;
+/**
+ * Zod schemas of a workflow's callback payloads, by the callback's step id (`ctx.step.callback(id)`):
+ * a delivery parses with them (docs/guide/composition.md, "Callback URLs").
+ */
+export type CallbackSchemas = Record<string, z.ZodType>;
+
 /** A workflow that declares no signals (it accepts any name). */
 export type NoSignals = Record<never, z.ZodType>;
 
@@ -84,6 +90,13 @@ export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals 
   output?: z.ZodType<TOutput>;
   /** Signal payload schemas, validated when a signal arrives; other names are refused. */
   signals?: TSignals;
+  /**
+   * Callback payload schemas by callback id (`ctx.step.callback(id)` takes its schema from here):
+   * a delivery is parsed with the zod schema itself, so what it accepts is delivered and what it
+   * refuses is a 422 that changes nothing, a coercion, transform or refine included. An inline
+   * `schema` must be one JSON Schema can check exactly (docs/guide/composition.md, "Callback URLs").
+   */
+  callbacks?: CallbackSchemas;
   /**
    * At most `limit` runs with one key executing (claimed) at once; the others stay due, oldest
    * first. The key is computed from the parsed input at start and stored on the run
@@ -353,7 +366,11 @@ export type RaceResult<B extends Record<string, unknown>, TSignals extends Signa
 export interface CallbackOptions<T> {
   /** How long the URL accepts a delivery; `waitForCallback` answers null after it. None: forever. */
   timeout?: Duration;
-  /** What the JSON body must be: checked by the route (422 otherwise) and parsed for `waitForCallback`. */
+  /**
+   * What the JSON body must be: checked by the route (422 otherwise) and parsed for `waitForCallback`.
+   * Checked at delivery as JSON Schema, so one it cannot say exactly (a coercion, transform, refine,
+   * catch) is refused here with `InvalidInputError`: declare it in `defineWorkflow({ callbacks })`.
+   */
   schema?: z.ZodType<T>;
 }
 
@@ -461,7 +478,7 @@ export interface AiSteps {
   transcribe(id: string, options: AiTranscribeOptions, stepOptions?: StepOptions): Promise<AiTranscriptionResult>;
   /**
    * The AI SDK's tool loop, durable: each model turn a step (`<id>/turn-<n>`), each tool call a
-   * step (`<id>/tool-<toolCallId>`, with its external key); a call whose tool `needsApproval` waits
+   * step (`<id>/turn-<n>/tool-<toolCallId>`, with its external key); a call whose tool `needsApproval` waits
    * for signal `tool-approval` (`ToolApproval`) with nothing running. A replay of finished turns
    * and tools calls nothing (docs/guide/agents.md).
    */
@@ -531,6 +548,12 @@ export interface ToolApproval {
   toolCallId: string;
   approved: boolean;
   reason?: string;
+  /**
+   * The turn that asked (`turnId` of `toolApprovals(runId)`): only that turn's wait takes it. A
+   * model may use a call id again in a later turn; without it, the oldest delivery naming the call
+   * answers whichever turn waits on it next.
+   */
+  turnId?: string;
 }
 
 /** What an agent's tool call is told of its step (`options.experimental_context` of `execute`). */

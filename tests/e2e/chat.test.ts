@@ -369,7 +369,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       const refund = await refunds();
       expect(refund.n).toBe(1);
       const { rows: steps } = await db.query<{ external_key: string }>(
-        "select external_key from durable_steps where run_id = $1 and step_id like 'answer/tool-%'",
+        "select external_key from durable_steps where run_id = $1 and step_id like 'answer/turn-%/tool-%'",
         [runId],
       );
       expect(steps.map((s) => s.external_key)).toEqual([refund.key]);

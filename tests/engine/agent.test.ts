@@ -4,6 +4,7 @@
 // and `stream: true` writes the turns' UI message chunks to the run's stream.
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { tool } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -11,6 +12,7 @@ import {
   createDurable,
   type Durable,
   defineWorkflow,
+  externalKeyFor,
   FatalStepError,
   TOOL_APPROVAL_SIGNAL,
   toolStep,
@@ -109,6 +111,74 @@ const agentRun = defineWorkflow({
   },
 });
 
+/**
+ * A model that uses call ids again in later turns (the AI SDK's own loop takes that): turn n (the
+ * assistant messages in its prompt, plus one) answers `script[n - 1]`'s calls, or text after them.
+ */
+const reusingModel = (script: { id: string; tool: string; input: object }[][]) =>
+  new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      const turn = options.prompt.filter((m) => m.role === "assistant").length + 1;
+      const calls = script[turn - 1] ?? [];
+      const usage = {
+        inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined },
+        outputTokens: { total: 2, text: 2, reasoning: undefined },
+      };
+      if (calls.length === 0) {
+        return {
+          content: [{ type: "text", text: `done after ${turn - 1} turns` }],
+          finishReason: { unified: "stop", raw: "stop" },
+          usage,
+          warnings: [],
+        };
+      }
+      return {
+        content: calls.map((c) => ({
+          type: "tool-call" as const,
+          toolCallId: c.id,
+          toolName: c.tool,
+          input: JSON.stringify(c.input),
+        })),
+        finishReason: { unified: "tool-calls", raw: "tool_calls" },
+        usage,
+        warnings: [],
+      };
+    },
+  });
+
+const reuseScripts: Record<string, { id: string; tool: string; input: object }[][]> = {
+  // The same id for a call in turn 1 and another in turn 2.
+  weather: [
+    [{ id: "call_A", tool: "weather", input: { city: "Oslo" } }],
+    [{ id: "call_A", tool: "weather", input: { city: "Rome" } }],
+  ],
+  // A call that needs approval, its id used again for another call that needs approval.
+  refund: [
+    [{ id: "call_R", tool: "refund", input: { orderId: "1" } }],
+    [{ id: "call_R", tool: "refund", input: { orderId: "2" } }],
+  ],
+  // Turn 1: a call that runs at once and one that waits for approval; turn 2 uses the first id again.
+  mixed: [
+    [
+      { id: "call_A", tool: "weather", input: { city: "Oslo" } },
+      { id: "call_R", tool: "refund", input: { orderId: "3" } },
+    ],
+    [{ id: "call_A", tool: "weather", input: { city: "Rome" } }],
+  ],
+};
+
+const reusedIds = defineWorkflow({
+  name: "agent-reused-ids",
+  input: z.object({ script: z.string() }),
+  async run(ctx, input) {
+    return ctx.step.ai.agent("support", {
+      model: reusingModel(reuseScripts[input.script]!),
+      prompt: `script ${input.script}`,
+      tools: { weather: tools.weather, refund: tools.refund },
+    });
+  },
+});
+
 describe("ctx.step.ai.agent", () => {
   let durable: Durable;
   let db: Kysely<any>;
@@ -118,7 +188,7 @@ describe("ctx.step.ai.agent", () => {
     db = await connect("memory://");
     durable = createDurable({
       db,
-      workflows: [agentRun],
+      workflows: [agentRun, reusedIds],
       secrets: { durable: "test-secret" },
       defaults: { lease: "5s", inProcessWait: "1s" },
       log: () => {},
@@ -150,17 +220,17 @@ describe("ctx.step.ai.agent", () => {
 
     const status = (await durable.status(id))!;
     const ids = status.steps.map((s) => s.id);
-    expect(ids.filter((s) => s.startsWith("support/turn-"))).toEqual([
+    expect(ids.filter((s) => /^support\/turn-\d+$/.test(s))).toEqual([
       "support/turn-1",
       "support/turn-2",
       "support/turn-3",
     ]);
-    const toolSteps = status.steps.filter((s) => s.id.startsWith("support/tool-"));
+    const toolSteps = status.steps.filter((s) => s.id.includes("/tool-"));
     expect(toolSteps.map((s) => [s.id, s.kind])).toEqual([
-      ["support/tool-call_1_weather", "run"],
-      ["support/tool-call_2_lookupOrder", "run"],
-      ["support/tool-call_3_stock", "run"],
-      ["support/tool-call_4_note", "tx"],
+      ["support/turn-1/tool-call_1_weather", "run"],
+      ["support/turn-1/tool-call_2_lookupOrder", "run"],
+      ["support/turn-2/tool-call_3_stock", "run"],
+      ["support/turn-2/tool-call_4_note", "tx"],
     ]);
     // Each tool got its step's external key, the txTool too.
     expect(executed.map((e) => e.externalKey)).toEqual(toolSteps.slice(0, 3).map((s) => s.externalKey));
@@ -273,8 +343,8 @@ describe("ctx.step.ai.agent", () => {
     // A run tool's output comes from its step; a txTool's (a tx step has no stream) from the next turn.
     const outputs = chunks.filter((c) => (c.data as any).type === "tool-output-available");
     expect(outputs.map((c) => [c.stepId, (c.data as any).toolCallId, (c.data as any).output])).toEqual([
-      ["support/tool-call_1_weather", "call_1_weather", "sunny"],
-      ["support/tool-call_2_lookupOrder", "call_2_lookupOrder", { order: "5", status: "shipped" }],
+      ["support/turn-1/tool-call_1_weather", "call_1_weather", "sunny"],
+      ["support/turn-1/tool-call_2_lookupOrder", "call_2_lookupOrder", { order: "5", status: "shipped" }],
       ["support/turn-3", "call_3_note", { noted: "5" }],
     ]);
     const text = chunks
@@ -318,7 +388,106 @@ describe("ctx.step.ai.agent", () => {
       { toolCallId: "call_1_badNote", toolName: "badNote", error: "the note could not be kept" },
     ]);
     expect(output.text).toContain("badNote answered the note could not be kept");
-    const step = (await durable.status(id))!.steps.find((s) => s.id === "support/tool-call_1_badNote")!;
+    const step = (await durable.status(id))!.steps.find((s) => s.id === "support/turn-1/tool-call_1_badNote")!;
     expect(step).toMatchObject({ kind: "tx", status: "failed", attempt: 2 });
+  });
+  it("a model that reuses a tool call id in a later turn gets a step per turn, as the SDK's loop does", async () => {
+    const { id } = await durable.start(reusedIds, { script: "weather" });
+    expect(await durable.advance(id)).toBe("completed");
+    const status = (await durable.status(id))!;
+    expect(status.error).toBeNull();
+    expect(executed.map((e) => e.input)).toEqual([{ city: "Oslo" }, { city: "Rome" }]);
+    const toolSteps = status.steps.filter((s) => s.id.includes("/tool-"));
+    expect(toolSteps.map((s) => [s.id, s.status])).toEqual([
+      ["support/turn-1/tool-call_A", "completed"],
+      ["support/turn-2/tool-call_A", "completed"],
+    ]);
+    // Each call its own external key.
+    expect(executed.map((e) => e.externalKey)).toEqual(toolSteps.map((s) => s.externalKey));
+    expect(new Set(executed.map((e) => e.externalKey)).size).toBe(2);
+    const output = status.output as any;
+    expect(output.text).toBe("done after 2 turns");
+    expect(output.steps.map((s: any) => s.toolResults.map((r: any) => [r.toolCallId, r.output]))).toEqual([
+      [["call_A", "sunny"]],
+      [["call_A", "sunny"]],
+      [],
+    ]);
+    // A replay answers both from their receipts.
+    await durable.retry(id).catch(() => {});
+    expect(executed).toHaveLength(2);
+  });
+
+  it("approvals of a call id used again in a later turn are asked and matched per turn", async () => {
+    const { id } = await durable.start(reusedIds, { script: "refund" });
+    expect(await durable.advance(id)).toBe("waiting");
+    expect(await durable.toolApprovals(id)).toMatchObject([
+      { turnId: "support/turn-1", toolCallId: "call_R", input: { orderId: "1" } },
+    ]);
+    await durable.signal({
+      runId: id,
+      name: TOOL_APPROVAL_SIGNAL,
+      payload: { toolCallId: "call_R", approved: true, turnId: "support/turn-1" },
+      id: "approve-turn-1",
+    });
+    expect(await durable.advance(id)).toBe("waiting");
+    expect(executed.map((e) => e.input)).toEqual([{ orderId: "1" }]);
+    // Turn 2 asks again for the same id: it is pending again, for its own turn.
+    expect(await durable.toolApprovals(id)).toMatchObject([
+      { turnId: "support/turn-2", toolCallId: "call_R", input: { orderId: "2" } },
+    ]);
+    // A second answer meant for turn 1 (a late double click) is not taken as turn 2's.
+    await durable.signal({
+      runId: id,
+      name: TOOL_APPROVAL_SIGNAL,
+      payload: { toolCallId: "call_R", approved: true, turnId: "support/turn-1" },
+      id: "approve-turn-1-again",
+    });
+    expect(await durable.advance(id)).toBe("waiting");
+    expect(executed).toHaveLength(1);
+    expect(await durable.toolApprovals(id)).toHaveLength(1);
+    await durable.signal({
+      runId: id,
+      name: TOOL_APPROVAL_SIGNAL,
+      payload: { toolCallId: "call_R", approved: false, reason: "once is enough", turnId: "support/turn-2" },
+    });
+    expect(await durable.advance(id)).toBe("completed");
+    expect(executed).toHaveLength(1);
+    expect(await durable.toolApprovals(id)).toEqual([]);
+    const output = (await durable.status(id))!.output as any;
+    expect(output.steps.map((s: any) => s.toolResults)).toEqual([
+      [{ toolCallId: "call_R", toolName: "refund", output: { refunded: "1" } }],
+      [{ toolCallId: "call_R", toolName: "refund", denied: true, reason: "once is enough" }],
+      [],
+    ]);
+  });
+
+  it("a run recorded with the old tool step ids (<id>/tool-<call>) replays from them after a deploy", async () => {
+    // Parked on turn 1's approval with call_A run: then the step is given the id and key the
+    // releases before per-turn ids wrote, as a run asleep across the deploy holds it.
+    const { id } = await durable.start(reusedIds, { script: "mixed" });
+    expect(await durable.advance(id)).toBe("waiting");
+    expect(executed.map((e) => e.input)).toEqual([{ city: "Oslo" }]);
+    const oldId = "support/tool-call_A";
+    const renamed = await sql`update durable_steps set step_id = ${oldId}, external_key = ${externalKeyFor(id, oldId)}
+                               where run_id = ${id} and step_id like 'support/%tool-call_A'`.execute(db);
+    expect(Number(renamed.numAffectedRows)).toBe(1);
+    // The old receipt answers turn 1's call_A: only call_R waits.
+    expect(await durable.toolApprovals(id)).toMatchObject([{ turnId: "support/turn-1", toolCallId: "call_R" }]);
+
+    await durable.signal({ runId: id, name: TOOL_APPROVAL_SIGNAL, payload: { toolCallId: "call_R", approved: true } });
+    expect(await durable.advance(id)).toBe("completed");
+    // Turn 1's call_A was not run again; turn 2's (the same id) ran as a step of its own.
+    expect(executed.map((e) => e.input)).toEqual([{ city: "Oslo" }, { orderId: "3" }, { city: "Rome" }]);
+    const status = (await durable.status(id))!;
+    expect(status.warnings).toEqual([]);
+    expect(status.steps.filter((s) => s.id.includes("/tool-")).map((s) => [s.id, s.status])).toEqual([
+      [oldId, "completed"],
+      ["support/turn-1/tool-call_R", "completed"],
+      ["support/turn-2/tool-call_A", "completed"],
+    ]);
+    const output = status.output as any;
+    expect(output.steps[0].toolResults.map((r: any) => r.output)).toEqual(["sunny", { refunded: "3" }]);
+    expect(output.text).toBe("done after 2 turns");
+    expect(await durable.toolApprovals(id)).toEqual([]);
   });
 });

@@ -88,6 +88,22 @@ const metadataRules = defineWorkflow({
   },
 });
 
+// Under 4 KiB at every call of its first execution, but the claim's stored value (a small, b 2 KiB)
+// merged with the first patch (a 3 KiB) is over it: a replay must answer each call as the first did.
+const metadataReplay = defineWorkflow({
+  name: "metadata-replay",
+  input: z.object({}),
+  async run(ctx) {
+    ctx.setMetadata({ a: "x".repeat(3000) });
+    await ctx.step.run("one", () => 1);
+    ctx.setMetadata({ a: "small" });
+    ctx.setMetadata({ b: "y".repeat(2000) });
+    await ctx.step.sleep("nap", "1h");
+    ctx.setMetadata({ c: 1 });
+    return "ok";
+  },
+});
+
 const parent = defineWorkflow({
   name: "parent",
   input: z.object({}),
@@ -98,7 +114,7 @@ const parent = defineWorkflow({
   },
 });
 
-const all = [tagged, pipeline, pending, failing, metadataRules, parent];
+const all = [tagged, pipeline, pending, failing, metadataRules, metadataReplay, parent];
 
 describe("operations (PGlite)", () => {
   let db: Kysely<any>;
@@ -160,6 +176,23 @@ describe("operations (PGlite)", () => {
     const status = (await durable.status("m"))!;
     expect(status.output).toEqual(["invalid", "invalid", "invalid", "invalid", "invalid", "invalid"]);
     expect(status.metadata).toEqual({ kept: true });
+  });
+
+  it("a replay checks the metadata budget as the first execution did, not against the stored final value", async () => {
+    await durable.start(metadataReplay, {}, { id: "mr" });
+    await durable.tick({ budgetMs: 40_000 });
+    const asleep = (await durable.status("mr"))!;
+    expect(asleep.status).toBe("waiting");
+    expect(asleep.metadata).toEqual({ a: "small", b: "y".repeat(2000) });
+    await durable.testing.advanceClock("1h");
+    await durable.tick({ budgetMs: 40_000 });
+    const done = (await durable.status("mr"))!;
+    expect(done.error).toBeNull();
+    expect(done).toMatchObject({
+      status: "completed",
+      output: "ok",
+      metadata: { a: "small", b: "y".repeat(2000), c: 1 },
+    });
   });
 
   it("filters by status, workflow, version, parent and creation time, and refuses bad filters", async () => {

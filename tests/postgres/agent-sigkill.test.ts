@@ -79,8 +79,8 @@ describe("an agent's worker killed between a tool's effect and its receipt", () 
     // Turn 2 and the tools of turn 1 have receipts; stock has none.
     expect(killed.steps.map((s) => [s.id, s.status])).toEqual([
       ["support/turn-1", "completed"],
-      ["support/tool-call_1_weather", "completed"],
-      ["support/tool-call_2_lookupOrder", "completed"],
+      ["support/turn-1/tool-call_1_weather", "completed"],
+      ["support/turn-1/tool-call_2_lookupOrder", "completed"],
       ["support/turn-2", "completed"],
     ]);
 
@@ -96,7 +96,7 @@ describe("an agent's worker killed between a tool's effect and its receipt", () 
     // Turns 1 and 2 were answered from their receipts: only turn 3 asked the model.
     expect(server.requests()).toEqual({ "/v1/chat/completions": 3 });
     const status = (await durable.status(id))!;
-    expect(status.steps.find((s) => s.id === "support/tool-call_3_stock")).toMatchObject({
+    expect(status.steps.find((s) => s.id === "support/turn-2/tool-call_3_stock")).toMatchObject({
       status: "completed",
       attempt: 2,
       externalKey: before[2]!.external_key,

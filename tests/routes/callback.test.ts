@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { sql, type Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { createDurable, defineWorkflow, type Durable } from "@/lib/durable";
+import { type CallbackHandle, createDurable, defineWorkflow, type Durable } from "@/lib/durable";
 import { callbackTokenFor } from "@/lib/durable/auth/callback-token";
 import { MAX_CALLBACK_BYTES } from "@/lib/durable/engine/callbacks";
 import { createDurableRoutes, type DurableRoutes } from "@/lib/durable/next";
@@ -26,6 +26,72 @@ const approveByUrl = defineWorkflow({
       return null;
     });
     return ctx.step.waitForCallback(cb);
+  },
+});
+
+/** Schemas JSON Schema cannot check exactly, declared for the delivery: [accepted, parsed, refused]. */
+const declaredCases = {
+  coerce: [z.object({ amount: z.coerce.number() }), { amount: "12.50" }, { amount: 12.5 }, { amount: "abc" }],
+  preprocess: [z.preprocess((v) => (typeof v === "string" ? v.trim() : v), z.string().min(2)), "  ok ", "ok", " a "],
+  transform: [z.string().transform((v) => v.length), "abcd", 4, 5],
+  refine: [z.number().refine((n) => n % 2 === 0, "an even number"), 4, 4, 3],
+  pipe: [z.string().pipe(z.coerce.number<string>().int()), "42", 42, "4.5"],
+  default: [z.object({ n: z.number().default(7) }), {}, { n: 7 }, { n: "x" }],
+  catch: [z.object({ n: z.number().catch(0) }), { n: "x" }, { n: 0 }, "not an object"],
+  trim: [z.string().trim().min(2), " ab ", "ab", "  a  "],
+  regexFlags: [z.string().regex(/^ab$/i), "AB", "AB", "abc"],
+} as const;
+type DeclaredCase = keyof typeof declaredCases;
+
+const declaredByUrl = defineWorkflow({
+  name: "declared-by-url",
+  input: z.object({ callback: z.string() }),
+  callbacks: Object.fromEntries(Object.entries(declaredCases).map(([id, [schema]]) => [id, schema])),
+  async run(ctx, input) {
+    const cb = await ctx.step.callback(input.callback, { timeout: "1h" });
+    await ctx.step.run("publish", () => {
+      urls.set(ctx.runId, cb.url);
+      return null;
+    });
+    return { got: await ctx.step.waitForCallback(cb) };
+  },
+});
+
+/** A declared callback as a branch of a race: the payload is parsed as waitForCallback parses it. */
+const declaredRace = defineWorkflow({
+  name: "declared-race",
+  input: z.object({}),
+  callbacks: { transform: declaredCases.transform[0] },
+  async run(ctx) {
+    const cb = await ctx.step.callback("transform", { timeout: "1h" });
+    await ctx.step.run("publish", () => {
+      urls.set(ctx.runId, cb.url);
+      return null;
+    });
+    return ctx.step.waitForAny("first", { answer: { callback: cb }, late: { sleep: "1h" } });
+  },
+});
+
+/**
+ * The same schemas given inline: the delivery could not check them from the row's JSON Schema, so
+ * the call refuses them; `default` it can (a missing key is what a not-required property allows).
+ */
+const inlineByUrl = defineWorkflow({
+  name: "inline-by-url",
+  input: z.object({ callback: z.string() }),
+  async run(ctx, input) {
+    const schema = declaredCases[input.callback as DeclaredCase][0] as z.ZodType;
+    let cb: CallbackHandle;
+    try {
+      cb = await ctx.step.callback(input.callback, { schema });
+    } catch (error) {
+      return (error as Error).message;
+    }
+    await ctx.step.run("publish", () => {
+      urls.set(ctx.runId, cb.url);
+      return null;
+    });
+    return { got: await ctx.step.waitForCallback(cb) };
   },
 });
 
@@ -308,5 +374,117 @@ describe("the token", () => {
     await routes.idle();
     await env.tick();
     expect(await env.status("cb-env-secret")).toMatchObject({ status: "completed", output: { approved: true } });
+  });
+});
+
+describe("a callback's schema at delivery", () => {
+  let zx: RouteFixture;
+  beforeAll(async () => {
+    zx = await createFixture({}, [declaredByUrl, inlineByUrl, approveByUrl, declaredRace]);
+  });
+  afterAll(() => zx.durable.close());
+
+  it.each(Object.keys(declaredCases) as DeclaredCase[])(
+    "a declared %s schema: the delivery parses with zod, taking what it accepts, 422 for what it refuses",
+    async (name) => {
+      const [, accepted, parsed, refusedPayload] = declaredCases[name];
+      const id = `declared-${name}`;
+      await zx.durable.start(declaredByUrl, { callback: name }, { id });
+      await zx.durable.tick();
+      expect((await zx.durable.status(id))?.status).toBe("waiting");
+      const token = tokenOf(id);
+      const text = await refused(
+        zx,
+        () => post(zx.routes, token, JSON.stringify(refusedPayload)),
+        422,
+        "invalid_input",
+      );
+      expect(JSON.parse(text).error.issues).toEqual(expect.any(Array));
+      const response = await post(zx.routes, token, JSON.stringify(accepted));
+      expect(response.status).toBe(202);
+      await zx.routes.idle();
+      await zx.durable.tick();
+      expect(await zx.durable.status(id)).toMatchObject({ status: "completed", output: { got: parsed } });
+      // The payload is stored as it was sent; waitForCallback parsed it.
+      expect((await callbackRow(zx.db, id)).payload).toEqual(accepted);
+    },
+  );
+
+  it.each((Object.keys(declaredCases) as DeclaredCase[]).filter((name) => name !== "default"))(
+    "an inline %s schema is refused at ctx.step.callback, before any URL exists",
+    async (name) => {
+      const id = `inline-${name}`;
+      await zx.durable.start(inlineByUrl, { callback: name }, { id });
+      await zx.durable.tick();
+      const status = await zx.durable.status(id);
+      expect(status?.status).toBe("completed");
+      expect(status?.output).toMatch(/cannot check as JSON Schema; declare it in defineWorkflow\(\{ callbacks/);
+      const made = await zx.db.selectFrom("durable_callbacks").selectAll().where("run_id", "=", id).execute();
+      expect(made).toEqual([]);
+    },
+  );
+
+  it("a declared callback as a race branch: 422 for what zod refuses, the value parsed", async () => {
+    await zx.durable.start(declaredRace, {}, { id: "declared-race" });
+    await zx.durable.tick();
+    const token = tokenOf("declared-race");
+    await refused(zx, () => post(zx.routes, token, "5"), 422, "invalid_input");
+    expect((await post(zx.routes, token, JSON.stringify("abcd"))).status).toBe(202);
+    await zx.routes.idle();
+    await zx.durable.tick();
+    const status = await zx.durable.status("declared-race");
+    expect(status).toMatchObject({ status: "completed", output: { branch: "answer", value: 4 } });
+  });
+
+  it("a callback of an earlier release (coerce's JSON Schema in its row) is checked by its declared one", async () => {
+    await zx.durable.start(declaredByUrl, { callback: "coerce" }, { id: "earlier-coerce" });
+    await zx.durable.tick();
+    // What releases before declared callbacks wrote: the JSON Schema of the inline schema's input.
+    const earlier = z.toJSONSchema(declaredCases.coerce[0], { io: "input", unrepresentable: "any" });
+    await zx.db
+      .updateTable("durable_callbacks")
+      .set({ schema: JSON.stringify(earlier) })
+      .where("run_id", "=", "earlier-coerce")
+      .execute();
+    expect((await callbackRow(zx.db, "earlier-coerce")).schema).toMatchObject({
+      properties: { amount: { type: "number" } },
+    });
+    const token = tokenOf("earlier-coerce");
+    expect((await post(zx.routes, token, JSON.stringify({ amount: "12.50" }))).status).toBe(202);
+    await zx.routes.idle();
+    await zx.durable.tick();
+    expect(await zx.durable.status("earlier-coerce")).toMatchObject({
+      status: "completed",
+      output: { got: { amount: 12.5 } },
+    });
+  });
+
+  it("an inline default schema is checked exactly from its row's JSON Schema", async () => {
+    await zx.durable.start(inlineByUrl, { callback: "default" }, { id: "inline-default" });
+    await zx.durable.tick();
+    const token = tokenOf("inline-default");
+    await refused(zx, () => post(zx.routes, token, JSON.stringify({ n: "x" })), 422, "invalid_input");
+    expect((await post(zx.routes, token, "{}")).status).toBe(202);
+    await zx.routes.idle();
+    await zx.durable.tick();
+    expect(await zx.durable.status("inline-default")).toMatchObject({ status: "completed", output: { got: { n: 7 } } });
+  });
+
+  it("an inline schema JSON Schema checks exactly is still checked at delivery from its row", async () => {
+    const token = await waitingRun(zx.durable, "exact-inline");
+    expect((await callbackRow(zx.db, "exact-inline")).schema).toMatchObject({ type: "object" });
+    await refused(zx, () => post(zx.routes, token, JSON.stringify({ approved: "yes" })), 422, "invalid_input");
+    expect((await post(zx.routes, token, JSON.stringify({ approved: true }))).status).toBe(202);
+    await zx.routes.idle();
+  });
+
+  it("refuses bad callbacks declarations at define time", () => {
+    const run = async () => null;
+    const input = z.object({});
+    expect(() => defineWorkflow({ name: "x", input, callbacks: [] as never, run })).toThrow(/callbacks is an object/);
+    expect(() => defineWorkflow({ name: "x", input, callbacks: { a: { parse: 1 } } as never, run })).toThrow(
+      /callbacks\["a"\] is not one/,
+    );
+    expect(() => defineWorkflow({ name: "x", input, callbacks: { "": z.string() }, run })).toThrow(/is not a step id/);
   });
 });

@@ -96,7 +96,7 @@ async function advance(
   const ctx: WorkflowContext = {
     runId: claim.run.id,
     input: claim.run.input,
-    step: createStepApi(exec, recorder),
+    step: createStepApi(exec, recorder, workflow.callbacks),
     abortSignal: exec.abort.signal,
     stream: (stepId) => exec.streams.writer(stepId),
     setMetadata: (patch) => exec.metadata.set(patch),

@@ -6,7 +6,8 @@ import { resolveSecret } from "../auth/secrets";
 import { CallbackNotFoundError, InvalidInputError, RunStateConflictError } from "../errors";
 import { toJsonText } from "../json";
 import { storableName } from "../names";
-import { deliverCallback, readCallback } from "../store";
+import { type CallbackRecord, deliverCallback, readCallback } from "../store";
+import { versionKey } from "./define-workflow";
 import type { CallbackResult } from "./durable-api";
 import { assertOpen, type DurableInstance } from "./instance";
 
@@ -31,7 +32,11 @@ export async function completeCallback(
   const payloadJson = toJsonText(payload === undefined ? null : payload, { limit: MAX_CALLBACK_BYTES });
   const callback = await readCallback(instance.db, callbackId);
   if (!callback) throw new CallbackNotFoundError();
-  if (callback.schema !== null) checkPayload(callback.schema, JSON.parse(payloadJson), callback.stepId);
+  // The zod schema the run's version declares is the check; else the row's JSON Schema, which a
+  // callback gets only when it checks exactly what zod does (docs/guide/composition.md, "Callback URLs").
+  const declared = declaredSchema(instance, callback);
+  if (declared) checkWithZod(declared, JSON.parse(payloadJson), callback.stepId);
+  else if (callback.schema !== null) checkPayload(callback.schema, JSON.parse(payloadJson), callback.stepId);
   const outcome = await deliverCallback(instance.db, { id: callbackId, payloadJson, deliveryKey });
   const answer = { ok: true as const, runId: callback.runId };
   if (outcome === "delivered") return { ...answer, delivered: true, alreadyDelivered: false };
@@ -46,6 +51,18 @@ export async function completeCallback(
   );
 }
 
+/** The zod schema the run's version declares for this callback (`defineWorkflow({ callbacks })`). */
+function declaredSchema(instance: DurableInstance, callback: CallbackRecord): z.ZodType | undefined {
+  const callbacks = instance.registry.byVersion.get(versionKey(callback.workflow, callback.version))?.callbacks;
+  return callbacks && Object.hasOwn(callbacks, callback.stepId) ? callbacks[callback.stepId] : undefined;
+}
+
+/** Checks a payload with the declared zod schema (422 otherwise); the payload is stored as sent. */
+function checkWithZod(schema: z.ZodType, payload: unknown, stepId: string): void {
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success) refuse(stepId, parsed.error.issues);
+}
+
 /** Checks a payload against the JSON Schema stored from the callback's zod schema (422 otherwise). */
 function checkPayload(schema: unknown, payload: unknown, stepId: string): void {
   let parsed: z.ZodSafeParseResult<unknown>;
@@ -54,9 +71,9 @@ function checkPayload(schema: unknown, payload: unknown, stepId: string): void {
   } catch {
     return; // a schema JSON Schema cannot say: waitForCallback parses with the real one
   }
-  if (!parsed.success) {
-    throw new InvalidInputError(`the payload of callback "${stepId}" does not match its schema`, {
-      issues: parsed.error.issues,
-    });
-  }
+  if (!parsed.success) refuse(stepId, parsed.error.issues);
+}
+
+function refuse(stepId: string, issues: unknown[]): never {
+  throw new InvalidInputError(`the payload of callback "${stepId}" does not match its schema`, { issues });
 }

@@ -51,9 +51,26 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
     throw new InvalidInputError(`workflow "${definition.name}": singleton is { key: (input) => string }`);
   }
   if (definition.deadline !== undefined) toBoundedMs(definition.deadline, `workflow "${definition.name}": deadline`);
+  validateCallbacks(definition as AnyWorkflow);
   validateSchedule(definition as AnyWorkflow);
   validateFlowControl(definition as AnyWorkflow);
   return Object.freeze({ ...definition });
+}
+
+/** `callbacks`: an object of zod schemas by callback id (docs/guide/composition.md, "Callback URLs"). */
+function validateCallbacks(workflow: AnyWorkflow): void {
+  const { callbacks } = workflow;
+  if (callbacks === undefined) return;
+  const what = `workflow "${workflow.name}": callbacks is an object of zod schemas by callback id`;
+  if (callbacks === null || typeof callbacks !== "object" || Array.isArray(callbacks))
+    throw new InvalidInputError(what);
+  for (const [id, schema] of Object.entries(callbacks)) {
+    if (!isStorableName(id))
+      throw new InvalidInputError(`${what}; ${JSON.stringify(String(id).slice(0, 80))} is not a step id`);
+    if (typeof (schema as z.ZodType | null)?.safeParse !== "function") {
+      throw new InvalidInputError(`${what}; callbacks["${id}"] is not one`);
+    }
+  }
 }
 
 /** The workflows one instance registered. */

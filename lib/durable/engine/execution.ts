@@ -109,7 +109,7 @@ export class Execution {
   ) {
     this.runId = claim.run.id;
     this.fence = claim.run.fence;
-    this.metadata = new RunMetadata(claim.run.metadata ?? {});
+    this.metadata = new RunMetadata();
     this.ledger = new Map(claim.steps.map((step) => [step.stepId, step]));
     this.mailbox = [...claim.mailbox];
     this.streams = new RunStreams({
@@ -242,6 +242,11 @@ export class Execution {
     }
     const isReclaim = this.claim.run.lostClaims > 0 && !this.wroteReceipt;
     return { seq, recorded, isReclaim };
+  }
+
+  /** Whether the claim's ledger holds a row of `stepId` (any status), reached or not. */
+  inLedger(stepId: string): boolean {
+    return this.ledger.has(stepId);
   }
 
   /** Receipts of the ledger that this execution never reached (docs/rules.md, rule 13). */

@@ -45,17 +45,17 @@ export function jsonObject(value: unknown, what: string): Record<string, unknown
 }
 
 /**
- * The run's metadata as this execution knows it (what the claim read, and every patch since), and
- * the patches no write has carried yet. Only the run's owner writes metadata, under the fence, so
- * the claim's copy plus this execution's patches is the stored value once they are written.
+ * The run's metadata as this execution's body has set it, and the patches no write has carried
+ * yet. It starts empty, not from the stored value the claim read: a run's metadata starts empty
+ * (a fork's too) and only its body patches it, so a replay sets every earlier patch again in the
+ * same order, and each call is checked against what the first execution had merged at that call
+ * (docs/rules.md, rule 13). Checked against the stored final value, a replay could refuse a patch
+ * the first execution took (a key that shrank later, another that grew). Once the replay passes
+ * the last patch written, this copy equals the stored value, and the next write merges the same.
  */
 export class RunMetadata {
-  private current: Record<string, unknown>;
+  private current: Record<string, unknown> = {};
   private pending: Record<string, unknown> | null = null;
-
-  constructor(stored: Record<string, unknown>) {
-    this.current = { ...stored };
-  }
 
   /**
    * Merges `patch` (a JSON object; its keys replace the stored ones) for the next write.

@@ -34,8 +34,8 @@ export interface AgentParts {
 
 /**
  * `ctx.step.ai.agent`: the AI SDK's tool loop with every model turn a step (`<id>/turn-<n>`) and
- * every tool call a step of its own (`<id>/tool-<toolCallId>`, a `run` step with its external
- * key, or a `tx` step for a `txTool`). A replay answers finished turns and tools from their
+ * every tool call a step of its own (`<id>/turn-<n>/tool-<toolCallId>`, a `run` step with its
+ * external key, or a `tx` step for a `txTool`; see `toolStepId`). A replay answers finished turns and tools from their
  * receipts: no model request, no tool run. A call whose tool `needsApproval` waits for signal
  * `tool-approval` first, with nothing running (docs/guide/agents.md).
  */
@@ -57,6 +57,8 @@ export async function runAgent(
   // What the last turn's txTool calls answered: a tx step has no stream writer, so the next turn
   // writes their output chunks first (docs/guide/agents.md, "A tool that writes to the database").
   let unshown: unknown[] = [];
+  // The call ids of the turns before this one: a model may use one again (toolStepId).
+  const calledBefore = new Set<string>();
   for (let n = 1; ; n++) {
     const turnId = `${id}/turn-${n}`;
     const body = turnBody(exec, recorder, {
@@ -71,7 +73,9 @@ export async function runAgent(
     const turn: AgentTurn = await parts.execute(turnId, "ai", body, options.turnOptions);
     conversation.push(...turn.messages);
     added.push(...turn.messages);
-    const toolResults = await answerCalls(exec, parts, id, turnId, turn, tools as ToolSet, conversation, options);
+    const stepIds = new Map(turn.toolCalls.map((c) => [c.toolCallId, toolStepId(exec, id, turnId, c, calledBefore)]));
+    for (const c of turn.toolCalls) calledBefore.add(c.toolCallId);
+    const toolResults = await answerCalls(exec, parts, stepIds, turnId, turn, tools as ToolSet, conversation, options);
     unshown = stream
       ? toolResults.filter((r) => !("denied" in r) && txToolOf(toolNamed(tools, r.toolName))).map(outputChunk)
       : [];
@@ -107,7 +111,7 @@ function startingMessages(id: string, prompt: AiAgentOptions["prompt"], messages
 async function answerCalls(
   exec: Execution,
   parts: AgentParts,
-  id: string,
+  stepIds: Map<string, string>,
   turnId: string,
   turn: AgentTurn,
   tools: ToolSet,
@@ -117,7 +121,7 @@ async function answerCalls(
   const results = new Map<string, AgentToolResult>();
   const waiting = new Set(turn.approvals);
   const call = (c: AgentToolCall, approval?: ToolApproval) =>
-    answerCall(exec, parts, id, c, tools, conversation, options, approval).then(
+    answerCall(exec, parts, stepIds.get(c.toolCallId)!, c, tools, conversation, options, approval).then(
       (r) => void results.set(c.toolCallId, r),
     );
   await Promise.all(turn.toolCalls.filter((c) => !waiting.has(c.toolCallId)).map((c) => call(c)));
@@ -133,7 +137,8 @@ async function answerCalls(
 /**
  * Waits for signal `tool-approval` until every call in `waiting` has its answer. Each wait is a
  * step of its own (`<turn>/approval-<k>`) taking the oldest delivery no earlier wait took, so a
- * replay reads the same answers in the same order; a delivery naming another call is passed over.
+ * replay reads the same answers in the same order; a delivery naming another call, or another
+ * turn (`turnId`: a call id a model used again), is passed over.
  */
 async function collectApprovals(parts: AgentParts, turnId: string, waiting: Set<string>) {
   const answers = new Map<string, ToolApproval>();
@@ -141,18 +146,33 @@ async function collectApprovals(parts: AgentParts, turnId: string, waiting: Set<
     const payload = (await parts.waitForSignal(TOOL_APPROVAL_SIGNAL, {
       id: `${turnId}/approval-${k}`,
     })) as ToolApproval;
-    if (payload && waiting.has(payload.toolCallId) && !answers.has(payload.toolCallId)) {
+    const forThisTurn = payload?.turnId === undefined || payload.turnId === turnId;
+    if (payload && forThisTurn && waiting.has(payload.toolCallId) && !answers.has(payload.toolCallId)) {
       answers.set(payload.toolCallId, payload);
     }
   }
   return answers;
 }
 
+/**
+ * A tool call's step id: `<turn>/tool-<toolCallId>`, unique per turn, since a model may use a call
+ * id again in a later turn (the AI SDK's own loop takes that). Releases before it named the step
+ * `<id>/tool-<toolCallId>`; a run recorded with them, say parked on an approval while a deploy
+ * came, replays that call from the old receipt (its output, its attempts, its external key):
+ * the old id answers the first turn that made the call, when the ledger holds it (docs/rules.md,
+ * rule 13).
+ */
+function toolStepId(exec: Execution, id: string, turnId: string, call: AgentToolCall, calledBefore: Set<string>) {
+  const earlier = `${id}/tool-${call.toolCallId}`;
+  if (!calledBefore.has(call.toolCallId) && exec.inLedger(earlier)) return earlier;
+  return `${turnId}/tool-${call.toolCallId}`;
+}
+
 /** One call's answer, a step of its own: the tool's output, its error, or the denial. */
 async function answerCall(
   exec: Execution,
   parts: AgentParts,
-  id: string,
+  stepId: string,
   call: AgentToolCall,
   tools: ToolSet,
   conversation: ModelMessage[],
@@ -160,7 +180,6 @@ async function answerCall(
   approval?: ToolApproval,
 ): Promise<AgentToolResult> {
   const base = { toolCallId: call.toolCallId, toolName: call.toolName };
-  const stepId = `${id}/tool-${call.toolCallId}`;
   const tool = toolNamed(tools, call.toolName);
   const stream = options.stream === true;
   if (call.error !== undefined || !tool) {

@@ -1,10 +1,12 @@
-import * as z from "zod";
+import type * as z from "zod";
 import { newCallbackId } from "../auth/callback-token";
 import { toBoundedMs } from "../duration";
 import { type Execution, never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
+import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
-import type { CallbackHandle, CallbackOptions } from "../types";
+import type { CallbackHandle, CallbackOptions, CallbackSchemas } from "../types";
+import { deliveryCheckOf } from "./callback-schema";
 import { composeOf } from "./child-steps";
 import { ownCallbackId, race } from "./race-step";
 
@@ -12,12 +14,13 @@ import { ownCallbackId, race } from "./race-step";
  * Callback URLs (docs/guide/composition.md, "Callback URLs"). `callback` journals a random id and
  * writes, with its receipt, the capability row (the id, the payload's JSON Schema, the deadline);
  * the token and URL are derived from the id and DURABLE_SECRET on every replay, never stored.
- * `waitForCallback` is a race with one callback branch (step id `<callback id>/wait`).
+ * `waitForCallback` is a race with one callback branch (step id `<callback id>/wait`). `declared`:
+ * the workflow's `callbacks`, the zod schemas a delivery parses with (steps/callback-schema.ts).
  */
-export function createCallbackSteps(exec: Execution, recorder: StepRecorder) {
+export function createCallbackSteps(exec: Execution, recorder: StepRecorder, declared: CallbackSchemas = {}) {
   return {
     callback: <T>(id: string, options: CallbackOptions<T> = {}): Promise<CallbackHandle<T>> =>
-      makeCallback(exec, recorder, id, options),
+      makeCallback(exec, recorder, id, options, Object.hasOwn(declared, id) ? declared[id] : undefined),
     async waitForCallback<T>(handle: CallbackHandle<T>): Promise<T | null> {
       const callbackId = ownCallbackId(exec, handle, "waitForCallback");
       const stepId = storableName(`${handle.id}/wait`, "the wait's step id");
@@ -33,12 +36,22 @@ async function makeCallback<T>(
   recorder: StepRecorder,
   id: string,
   options: CallbackOptions<T>,
+  declared: z.ZodType | undefined,
 ): Promise<CallbackHandle<T>> {
   const timeoutMs =
     options.timeout === undefined ? undefined : toBoundedMs(options.timeout, `callback "${id}" timeout`);
+  if (declared && options.schema && options.schema !== declared) {
+    throw new InvalidInputError(
+      `callback "${id}": its schema is declared in defineWorkflow({ callbacks }); give none here`,
+    );
+  }
+  const schema = declared ?? options.schema;
+  // Checked before the id is reached, so a body that catches the refusal may use the id again. A
+  // callback already recorded (by a release that wrote any schema's JSON Schema) keeps its row.
+  const stored = exec.inLedger(id) ? null : rowSchemaOf(id, schema, declared !== undefined);
   const { seq, recorded, isReclaim } = exec.reach(id, "callback");
   const handle = (callbackId: string): CallbackHandle<T> => {
-    exec.callbacks.set(callbackId, options.schema);
+    exec.callbacks.set(callbackId, schema);
     const compose = composeOf(exec);
     const token = compose.callbackToken(callbackId);
     return { id, token, url: compose.callbackUrl(token) };
@@ -60,7 +73,7 @@ async function makeCallback<T>(
           attempt: 1,
           resultJson: JSON.stringify({ callbackId }),
           ...(timeoutMs === undefined ? {} : { deadlineInMs: timeoutMs }),
-          callback: { id: callbackId, schema: jsonSchemaOf(options.schema) },
+          callback: { id: callbackId, schema: stored },
         }),
       );
       if (!written) return never<CallbackHandle<T>>();
@@ -70,12 +83,21 @@ async function makeCallback<T>(
   );
 }
 
-/** The payload schema as JSON Schema, for the route to check a delivery with (null: any JSON). */
-function jsonSchemaOf(schema: z.ZodType | undefined): unknown {
+/**
+ * The schema the callback's row holds, for the delivery to check a payload with (null: any JSON):
+ * its JSON Schema when that accepts exactly what zod accepts. A declared schema is parsed by zod at
+ * delivery, so one JSON Schema cannot say gets none; an inline one of those is refused here, before
+ * any URL exists: the delivery could not answer 422 for what zod refuses, or would refuse what it
+ * accepts (`z.coerce.number()` and `"12.50"`).
+ * @throws InvalidInputError for an inline schema the delivery cannot check
+ */
+function rowSchemaOf(id: string, schema: z.ZodType | undefined, declared: boolean): unknown {
   if (!schema) return null;
-  try {
-    return z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
-  } catch {
-    return null; // a schema JSON Schema cannot say: waitForCallback still parses with it
-  }
+  const check = deliveryCheckOf(schema);
+  if (check.exact) return check.json;
+  if (declared) return null;
+  throw new InvalidInputError(
+    `callback "${id}": its schema has ${check.why}, which the delivery cannot check as JSON Schema; ` +
+      `declare it in defineWorkflow({ callbacks: { "${id}": schema } }) and the delivery parses with zod`,
+  );
 }

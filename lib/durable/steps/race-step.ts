@@ -16,12 +16,16 @@ const MAX_BRANCHES = 100;
 /**
  * `waitForAny` (docs/guide/composition.md, "Races"): one step row with every branch, written by
  * the suspension; the claim that wakes the run decides the winner by the database clock in one
- * conditional write (durable_race_winner, durable_answer_race). Answers `{ branch, value }`.
+ * conditional write (durable_race_winner, durable_answer_race). Answers `{ branch, value }`; a
+ * callback branch's payload parsed by its schema, as `waitForCallback` answers it.
  */
 export function createRaceStep(exec: Execution, recorder: StepRecorder) {
   return async (id: string, branches: Record<string, RaceBranch>): Promise<any> => {
     const rows = branchRows(exec, id, branches);
-    return race(exec, recorder, id, rows, "any");
+    const won = await race(exec, recorder, id, rows, "any");
+    const row = rows.find((r) => r.name === won.branch);
+    const schema = row && "callback" in row ? exec.callbacks.get(row.callback) : undefined;
+    return schema && won.value !== null ? { ...won, value: schema.parse(won.value) } : won;
   };
 }
 

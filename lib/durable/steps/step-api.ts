@@ -1,7 +1,7 @@
 import type { Execution } from "../engine/execution";
 import { never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
-import type { StepApi } from "../types";
+import type { CallbackSchemas, StepApi } from "../types";
 import { createAiSteps } from "./ai-steps";
 import { createCallbackSteps } from "./callback-steps";
 import { createChildSteps } from "./child-steps";
@@ -12,12 +12,17 @@ import { createValueStep } from "./value-step";
 import { createWaitSteps } from "./wait-steps";
 
 /** Builds `ctx.step` for one execution, over the recorder its final write shares. */
-export function createStepApi(exec: Execution, recorder: StepRecorder): StepApi & CarriesTxWith {
+/** `declared`: the workflow's callback schemas (`defineWorkflow({ callbacks })`). */
+export function createStepApi(
+  exec: Execution,
+  recorder: StepRecorder,
+  declared?: CallbackSchemas,
+): StepApi & CarriesTxWith {
   const effects = createEffectSteps(exec, recorder);
   const waits = createWaitSteps(exec, recorder);
   const value = createValueStep(exec, recorder);
   const children = createChildSteps(exec, recorder);
-  const callbacks = createCallbackSteps(exec, recorder);
+  const callbacks = createCallbackSteps(exec, recorder, declared);
 
   // A held-back receipt is written before the next step starts, so no step (and no effect) ever
   // depends on a result that is not recorded.

@@ -11,4 +11,5 @@ export const toolApprovalSchema = z.object({
   toolCallId: z.string().min(1),
   approved: z.boolean(),
   reason: z.string().optional(),
+  turnId: z.string().min(1).optional(),
 });

@@ -7,6 +7,9 @@ export type CallbackDelivery = "not_found" | "repeat" | "resolved" | "timed_out"
 export interface CallbackRecord {
   id: string;
   runId: string;
+  /** The run's workflow and version: the definition that may declare the payload's zod schema. */
+  workflow: string;
+  version: string | null;
   stepId: string;
   /** The payload's JSON Schema (from the step's zod schema); null: any JSON. */
   schema: unknown;
@@ -17,14 +20,17 @@ export interface CallbackRecord {
 /** Reads a callback by id; null when there is none. */
 export async function readCallback(db: DurableDb, id: string): Promise<CallbackRecord | null> {
   const row = await db
-    .selectFrom("durable_callbacks")
-    .select(["id", "run_id", "step_id", "schema", "deadline_at", "delivered_at"])
-    .where("id", "=", id)
+    .selectFrom("durable_callbacks as c")
+    .innerJoin("durable_runs as r", "r.id", "c.run_id")
+    .select(["c.id", "c.run_id", "r.workflow", "r.version", "c.step_id", "c.schema", "c.deadline_at", "c.delivered_at"])
+    .where("c.id", "=", id)
     .executeTakeFirst();
   if (!row) return null;
   return {
     id: row.id,
     runId: row.run_id,
+    workflow: row.workflow,
+    version: row.version ?? null,
     stepId: row.step_id,
     schema: row.schema ?? null,
     deadlineAt: row.deadline_at ? new Date(row.deadline_at) : null,

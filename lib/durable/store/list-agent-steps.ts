@@ -10,8 +10,9 @@ export interface AgentStepRecord {
 
 /**
  * The steps of a run whose ids an agent makes (`…/turn-<n>`, `…/turn-<n>/approval-<k>`,
- * `…/tool-<call>`), in seq order, at most `limit`: one range of the steps' primary key, for the
- * page that shows a run's pending tool approvals (docs/guide/agents.md, "Approvals").
+ * `…/turn-<n>/tool-<call>`, and `…/tool-<call>` of earlier releases), in seq order, at most
+ * `limit`: one range of the steps' primary key, for the page that shows a run's pending tool
+ * approvals (docs/guide/agents.md, "Approvals").
  */
 export async function listAgentSteps(db: DurableDb, runId: string, limit: number): Promise<AgentStepRecord[]> {
   const rows = await db
