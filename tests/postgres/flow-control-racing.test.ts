@@ -27,7 +27,7 @@ const burst = defineWorkflow({
   name: "fc-burst",
   input: z.object({ doc: z.string(), text: z.string() }),
   debounce: { key: (input) => input.doc, period: "2s" },
-  async run(ctx, input) {
+  async run(_ctx, input) {
     bump(`burst:${input.text}`);
     return input.text;
   },
