@@ -40,6 +40,7 @@ export {
   startChatTurn,
 } from "./engine/chat-turns";
 export { loadChat } from "./engine/load-chat";
+export { MissingSecretError } from "./auth/secrets";
 export {
   CallbackNotFoundError,
   ChildRunFailedError,
