@@ -23,6 +23,7 @@ import {
   type ConfigChange,
 } from "../lib/durable/cli/config-edits";
 import { editNextConfig } from "../lib/durable/cli/next-config";
+import { existingSecrets } from "../lib/durable/cli/env-secrets";
 import { databaseStep, printSteps, secretsStep, workflowStep } from "../lib/durable/cli/next-steps";
 import { reportConfig } from "../lib/durable/cli/report";
 import { adviseDependencies, type PackageJson } from "./add-to-app/dependencies";
@@ -240,7 +241,8 @@ function main() {
     printSteps(steps);
     return;
   }
-  steps.push(secretsStep(cron.path), databaseStep());
+  // Fresh secret values only for an app that has none and never had a copy here (env-secrets.ts).
+  steps.push(secretsStep(cron.path, existingSecrets(target), manifest !== null), databaseStep());
   steps.push(
     workflowStep({
       defineFrom: `${base}lib/durable`,

@@ -9,7 +9,8 @@
 //   npm run bench -- --scale --scale-runs 40   section 5 on a backlog of 40 runs (default 2,000)
 //   npm run bench -- --tracing                 the machine and section 6 (tracing cost per step) only
 //   npm run bench -- --retention               the machine and section 7 (retention, 1,000,000 runs) only
-//   npm run bench -- --peers                   the machine and section 8 (graphile-worker, pg-boss, cold start) only
+//   npm run bench -- --peers                   the machine and section 8 (graphile-worker, pg-boss, cold start) only;
+//                                              the first time, it installs those two into scripts/bench/node_modules
 //   npm run bench -- --peers --rtt 1           section 8 with every worker connecting through a proxy adding 1 ms
 //                                              a round trip (no cold start); --peer-jobs N (default 2,000) and
 //                                              --peer-rounds N (default 3) make it shorter
@@ -27,8 +28,8 @@ import { CHILDREN, parentWithChildren } from "./bench/children";
 import { startToCompletion } from "./bench/start-latency";
 import { tracingSection } from "./bench/tracing";
 import { retentionSection } from "./bench/retention";
-import { PEER_JOBS, PEER_ROUNDS } from "./bench/peers";
-import { peersSection } from "./bench/peers-section";
+import { ensurePeerPackages } from "./bench/peer-packages";
+import { PEER_JOBS, PEER_ROUNDS } from "./bench/peer-contender";
 import { operationsSection } from "./bench/operations";
 import { priorityWalkRows } from "./bench/priority-walk";
 import { flowControlSection } from "./bench/flow-control";
@@ -131,6 +132,10 @@ try {
 
   // ── 8. Peers: graphile-worker and pg-boss on one workload, and cold start (scripts/bench/peers.ts) ──
   if (all || options.only === "peers") {
+    // The peers' packages are installed on demand (scripts/bench/peer-packages.ts), so the section's
+    // modules, which import them, load only after that.
+    ensurePeerPackages();
+    const { peersSection } = await import("./bench/peers-section");
     await peersSection(heading, table, { rounds: options.peerRounds, jobs: options.peerJobs, rttMs: options.rttMs });
   }
 

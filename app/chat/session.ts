@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { MissingSecretError } from "@/lib/durable";
 
 // Who may read and write a chat of the demo (docs/guide/chat.md, "The demo"): the browser that
 // made it. /chat/new gives the browser a session cookie (random, httpOnly) and a chat id whose
@@ -13,7 +14,8 @@ const CHAT_ID = /^chat-([A-Za-z0-9_-]{12})-([A-Za-z0-9_-]{22})$/;
 function secret(): string {
   const value = process.env.DURABLE_SECRET;
   if (value) return value;
-  if (process.env.NODE_ENV === "production") throw new Error("DURABLE_SECRET is not set: the chat cannot sign its ids");
+  // The routes answer it as they answer any secret missing in production: 503, logged once.
+  if (process.env.NODE_ENV === "production") throw new MissingSecretError("durable");
   return "dev-durable-secret";
 }
 

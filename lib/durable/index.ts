@@ -41,6 +41,7 @@ export {
 } from "./engine/chat-turns";
 export { loadChat } from "./engine/load-chat";
 export { TURN_END_PART, type TurnEnd, type TurnEndPart, turnEndOf, withTurnEnd } from "./turn-end";
+export { MissingSecretError } from "./auth/secrets";
 export {
   CallbackNotFoundError,
   ChildRunFailedError,

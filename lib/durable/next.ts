@@ -3,6 +3,7 @@ export { createDurableRoutes } from "./http/routes/create-durable-routes";
 export { type DurableRoutes, type DurableRoutesOptions, MAX_BODY_BYTES } from "./http/routes/types";
 export { type DevCronOptions, startDevCron } from "./http/dev-cron";
 export { createChatRoutes } from "./http/routes/chat";
+export { guardRoute } from "./http/routes/route-context";
 export type {
   ChatAuthorize,
   ChatContext,

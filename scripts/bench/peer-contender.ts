@@ -1,8 +1,12 @@
 // What the peers section (scripts/bench/peers.ts, docs/performance.md "Peers") asks of each system
 // under test, and what their job bodies share: the receipts table, and the counter a body bumps
 // as it writes its third receipt.
-import { readFileSync } from "node:fs";
 import type pg from "pg";
+import { installedPeerVersion, type PeerPackage } from "./peer-packages";
+
+/** The section's defaults: jobs per configuration and rounds (`--peer-jobs`, `--peer-rounds`). */
+export const PEER_JOBS = 2_000;
+export const PEER_ROUNDS = 3;
 
 export type PeerName = "durable" | "graphile-worker" | "pg-boss";
 
@@ -60,10 +64,11 @@ export async function countOf(client: pg.Client, countSql: string): Promise<numb
   return rows[0].n;
 }
 
-/** The installed version of a peer's package (its package.json). */
-export function installedVersion(name: "graphile-worker" | "pg-boss"): string {
-  const file = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
-  return JSON.parse(readFileSync(file, "utf8")).version;
+/** The installed version of a peer's package (peer-packages.ts installs them before this is read). */
+export function installedVersion(name: PeerPackage): string {
+  const version = installedPeerVersion(name);
+  if (version === null) throw new Error(`${name} is not installed: ensurePeerPackages() (peer-packages.ts) first`);
+  return version;
 }
 
 /** Enqueues jobs 0 to count - 1 (untimed), four at a time, then analyzes: what every contender's enqueue does. */

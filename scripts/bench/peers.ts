@@ -19,9 +19,7 @@ import { pgBossConfigurations } from "./peer-pg-boss";
 import { measureStatements, type ServerStatements, statementStatsUnavailable } from "./statement-stats";
 import { type StatementTimes, statementTimer } from "./throughput";
 
-export const PEER_JOBS = 2_000;
 export const PEER_LOOPS = [1, 10] as const;
-export const PEER_ROUNDS = 3;
 export const PEER_LATENCY_SAMPLES = 30;
 export const COLD_START_SAMPLES = 15;
 const WARMUP_JOBS = 300;

@@ -58,6 +58,11 @@ describe("an app upgraded from the previous durable-next release to this one", (
     // Only the file the user changed (the registry, with the workflow added) is kept as it is.
     expect(printed.match(/kept as is\s+\S+/g)).toEqual(["kept as is    app/durable.ts"]);
     expect(printed).toMatch(/already there app\/api\/durable\/tick\/route\.ts/);
+    // The instrumentation file the previous init wrote, never edited, gets this version's text; and
+    // an upgrade prints no fresh secret to paste over the deployed ones.
+    expect(printed).toMatch(/instrumentation\.ts\s+updated: written by an earlier init, unchanged since/);
+    expect(printed).toContain("No new values (");
+    expect(printed).not.toMatch(/^ +(DURABLE_SECRET|CRON_SECRET|DURABLE_SIGNAL_SECRET)=\S/m);
     const server = await session.buildAndStart();
     const { secrets, browser } = session;
     const before = await new DurableClient(server.url, secrets.env.DURABLE_SECRET, secrets.signalKey).status(

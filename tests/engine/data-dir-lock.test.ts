@@ -6,8 +6,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { sql } from "kysely";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createAppDurable } from "@/lib/durable";
 import { connect } from "@/lib/durable/drivers/connect";
+import { createDurableRoutes } from "@/lib/durable/next";
 
 const REPO = path.join(__dirname, "../..");
 let dir: string;
@@ -73,6 +75,35 @@ describe("the embedded database serves one process", { timeout: 90_000 }, () => 
     await exited(first.child);
     expect(first.output()).toContain("CLOSED");
     expect(existsSync(`${pgliteDir}.lock`)).toBe(false);
+    expect(await rowsIn()).toEqual(["first"]);
+  });
+
+  it("answers the routes of the second process 503 with the same words, logged once", async () => {
+    const first = await holder("first");
+    vi.stubEnv("DATABASE_URL", "");
+    try {
+      const lines: string[] = [];
+      const getDurable = createAppDurable({ workflows: [] });
+      const routes = createDurableRoutes(getDurable, { secrets: { cron: "c" }, log: (m) => lines.push(m) });
+      const pgliteDir = path.join(dir, ".durable", "pglite");
+      for (let i = 0; i < 2; i++) {
+        const response = await routes.tick.GET(
+          new Request("http://localhost/api/durable/tick", { headers: { authorization: "Bearer c" } }),
+        );
+        expect(response.status).toBe(503);
+        const { error } = await response.json();
+        expect(error.code).toBe("database_in_use");
+        expect(error.message).toContain(`The embedded database ${pgliteDir} is in use by process ${first.pid}`);
+        expect(error.message).toMatch(/DATABASE_URL/);
+      }
+      expect(lines).toEqual([
+        expect.stringContaining(`answered 503 (logged once): The embedded database ${pgliteDir}`),
+      ]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    first.child.stdin!.end();
+    await exited(first.child);
     expect(await rowsIn()).toEqual(["first"]);
   });
 

@@ -159,6 +159,14 @@ describe("npm run pack", () => {
     expect(sh(path.join(consumer, "node_modules/.bin/durable-next"), ["--version"], consumer).trim()).toBe(
       root.version,
     );
+    // migrate loads the package's entry only when run: it resolves inside the installed package.
+    const migrate = spawnSync(path.join(consumer, "node_modules/.bin/durable-next"), ["migrate"], {
+      cwd: consumer,
+      encoding: "utf8",
+      env: { ...process.env, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" },
+    });
+    expect(migrate.status, migrate.stderr).toBe(1);
+    expect(migrate.stderr).toMatch(/could not migrate postgres:\/\/nobody@127\.0\.0\.1:1\/none: .*ECONNREFUSED/);
 
     writeFileSync(path.join(consumer, "consumer.ts"), CONSUMER);
     for (const [module, resolution] of [

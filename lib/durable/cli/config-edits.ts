@@ -4,11 +4,12 @@
 // reported as a step for the user. Shared by `durable-next init` and add-to-app.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { type FileHashes, sameText, sha256 } from "./manifest";
 import { devCronCall, instrumentationFile } from "./templates";
 
 export interface ConfigChange {
   file: string;
-  outcome: "created" | "edited" | "unchanged" | "manual";
+  outcome: "created" | "updated" | "edited" | "unchanged" | "manual";
   note: string;
 }
 
@@ -84,17 +85,34 @@ export interface DevCronTarget {
 
 /**
  * Starts the local cron under `next dev` from the app's instrumentation file: a new file when
- * there is none; an existing one is the app's, so the lines to add are printed instead.
+ * there is none; one the record says the tool wrote, still exactly as written, gets this version's
+ * text (`recorded`: the tool's record, manifest.ts); any other is the app's, so the lines to add are
+ * printed instead.
  */
-export function addDevCron(target: string, { base, typescript, next }: DevCronTarget, dryRun: boolean): ConfigChange {
+export function addDevCron(
+  target: string,
+  { base, typescript, next }: DevCronTarget,
+  dryRun: boolean,
+  recorded: FileHashes = {},
+): ConfigChange {
   const existing = INSTRUMENTATION_NAMES.map((name) => base + name).find((rel) => existsSync(path.join(target, rel)));
+  const text = instrumentationFile(next);
   if (!existing) {
     const rel = `${base}instrumentation.${typescript ? "ts" : "js"}`;
-    if (!dryRun) writeFileSync(path.join(target, rel), instrumentationFile(next), { flag: "wx" });
+    if (!dryRun) writeFileSync(path.join(target, rel), text, { flag: "wx" });
     const note = "starts a local cron under next dev (ticks at each wake time, at least every 5 s)";
     return { file: rel, outcome: "created", note };
   }
-  if (readFileSync(path.join(target, existing), "utf8").includes("startDevCron")) {
+  const current = readFileSync(path.join(target, existing), "utf8");
+  if (!sameText(current, text) && recorded[existing] === sha256(current)) {
+    if (!dryRun) writeFileSync(path.join(target, existing), text);
+    return {
+      file: existing,
+      outcome: "updated",
+      note: "written by an earlier init, unchanged since: now this version's text",
+    };
+  }
+  if (current.includes("startDevCron")) {
     return { file: existing, outcome: "unchanged", note: "already starts the local cron" };
   }
   return {

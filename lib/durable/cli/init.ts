@@ -11,7 +11,8 @@ import { aliasReachesApp, detectLayout, isTypeScript } from "./app-layout";
 import { addDevCron, type ConfigChange, DURABLE_CRON, ignoreDurableDir, mergeVercelCron } from "./config-edits";
 import { type FileHashes, INIT_RECORD, readInitRecord, sameEntries, sha256, writeInitRecord } from "./manifest";
 import { editNextConfig } from "./next-config";
-import { databaseStep, printSteps, secretsStep, workflowStep } from "./next-steps";
+import { existingSecrets } from "./env-secrets";
+import { baseUrlStep, databaseStep, printSteps, secretsStep, workflowStep } from "./next-steps";
 import { PACKAGE_NAME } from "./package-info";
 import { reportConfig, reportWrites } from "./report";
 import { routeFiles } from "./route-files";
@@ -59,16 +60,21 @@ function planFiles(target: string): Plan {
 }
 
 /** The config edits, in the order they are reported. */
-function editConfig(target: string, plan: Plan, dryRun: boolean): ConfigChange[] {
+function editConfig(target: string, plan: Plan, dryRun: boolean, recorded: FileHashes): ConfigChange[] {
   return [
     mergeVercelCron(target, DURABLE_CRON, dryRun),
     ...editNextConfig(target, plan.typescript, dryRun),
     ignoreDurableDir(target, dryRun),
-    addDevCron(target, { base: plan.base, typescript: plan.typescript, next: `${PACKAGE_NAME}/next` }, dryRun),
+    addDevCron(
+      target,
+      { base: plan.base, typescript: plan.typescript, next: `${PACKAGE_NAME}/next` },
+      dryRun,
+      recorded,
+    ),
   ];
 }
 
-/** The record after this run: the planned files that hold our text, and the config files init created whole. */
+/** The record after this run: the planned files that hold our text, and the config files init wrote whole. */
 function recordAfter(
   target: string,
   plan: Plan,
@@ -78,12 +84,23 @@ function recordAfter(
 ) {
   const files = recordedAfter(plan.files, outcomes, before);
   for (const change of changes)
-    if (change.outcome === "created" && existsSync(path.join(target, change.file)))
+    if ((change.outcome === "created" || change.outcome === "updated") && existsSync(path.join(target, change.file)))
       files[change.file] = sha256(readFileSync(path.join(target, change.file), "utf8"));
   return files;
 }
 
-function printNextSteps(app: PackageJson, plan: Plan, devCronFile: string, version: string) {
+interface StepsInput {
+  app: PackageJson;
+  plan: Plan;
+  devCronFile: string;
+  version: string;
+  /** The app's root, where its env files are. */
+  target: string;
+  /** init ran here before (its record was there). */
+  upgrade: boolean;
+}
+
+function printNextSteps({ app, plan, devCronFile, version, target, upgrade }: StepsInput) {
   const steps: string[] = [];
   const advice = installAdvice(app, version);
   if (advice.install.length > 0)
@@ -92,14 +109,20 @@ function printNextSteps(app: PackageJson, plan: Plan, devCronFile: string, versi
         `     npm install ${advice.install.join(" ")}`,
     );
   for (const warning of advice.warnings) steps.push(`Check: ${warning}`);
-  steps.push(secretsStep(DURABLE_CRON.path), databaseStep());
+  steps.push(
+    secretsStep(DURABLE_CRON.path, existingSecrets(target), upgrade),
+    databaseStep(`DATABASE_URL=… npx ${PACKAGE_NAME} migrate`),
+    baseUrlStep(),
+  );
   steps.push(
     workflowStep({ defineFrom: PACKAGE_NAME, registry: plan.instance, devCronFile, cronPath: DURABLE_CRON.path }),
   );
   steps.push(
     "Optional packages, installed by the app when it uses them: ai (6.x) for AI steps (ctx.step.ai), drizzle-orm\n" +
       `     (0.45) for Drizzle tx steps (${PACKAGE_NAME}/drizzle). ` +
-      `After \`npm update ${PACKAGE_NAME}\`, run init again: it refreshes the files it wrote that you did not change.`,
+      "To upgrade, install the new version as you installed this one\n" +
+      "     (a tarball: `npm install <its .tgz>`; `npm update` never moves a tarball), then run init again:\n" +
+      "     it refreshes the files it wrote that you did not change.",
   );
   printSteps(steps);
 }
@@ -110,7 +133,7 @@ export function runInit({ target, dryRun, version }: InitOptions) {
   const { record, problem } = readInitRecord(target);
   const before = record?.files ?? {};
   const outcomes = writeFiles(target, plan.files, before, dryRun);
-  const changes = editConfig(target, plan, dryRun);
+  const changes = editConfig(target, plan, dryRun, before);
   const files = recordAfter(target, plan, outcomes, before, changes);
   let recordLine = `  record: ${INIT_RECORD} unchanged`;
   if (!sameEntries(before, files)) {
@@ -131,5 +154,5 @@ export function runInit({ target, dryRun, version }: InitOptions) {
   }
   reportConfig(changes, dryRun);
   const devCron = changes[changes.length - 1]!;
-  printNextSteps(app, plan, devCron.file, version);
+  printNextSteps({ app, plan, devCronFile: devCron.file, version, target, upgrade: record !== null });
 }

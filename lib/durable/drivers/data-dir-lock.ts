@@ -24,6 +24,18 @@ const held = shared[HELD];
 const SAME_PROCESS = "this process already has it open: reuse that handle";
 
 /**
+ * The embedded database is held by another process (or another handle of this one). A fault of
+ * the deployment, not of a request: the routes answer it with 503 and these words
+ * (http/error-response.ts), which say what to do.
+ */
+export class DataDirInUseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DataDirInUseError";
+  }
+}
+
+/**
  * Takes the lock of the PGlite data directory `dir`, or throws an error naming the holder and
  * what to do instead. Returns the function that gives it back (`db.destroy()` calls it).
  */
@@ -58,8 +70,8 @@ export function lockDataDir(dir: string): () => void {
   return release;
 }
 
-function inUse(dir: string, pid: number, why: string): Error {
-  return new Error(
+function inUse(dir: string, pid: number, why: string): DataDirInUseError {
+  return new DataDirInUseError(
     `The embedded database ${dir} is in use by process ${pid} (${why}). PGlite serves one process: ` +
       "a second one on the same directory corrupts it. Run one process on it (stop the other " +
       "`next dev`, `next start` or worker), or point DATABASE_URL at a PostgreSQL server that " +

@@ -104,7 +104,7 @@ function bearerOf(request: Request): string | null {
 export function createRouteContext(getDurable: () => Promise<Durable>, options: DurableRoutesOptions): RouteContext {
   const maxDurationMs = (options.maxDuration ?? 60) * 1000;
   const marginMs = options.budgetMarginMs ?? 5000;
-  const log = options.log ?? ((message: string) => console.warn(`[durable] ${message}`));
+  const log = options.log ?? defaultRouteLog;
   const deadlineOf = options.getDeadline ?? vercelDeadline;
   const keepAlive = options.waitUntil ?? vercelWaitUntil;
   const inFlight = new Set<Promise<void>>();
@@ -165,15 +165,48 @@ export function createRouteContext(getDurable: () => Promise<Durable>, options: 
   };
 }
 
+/**
+ * The deployment faults logged so far (by message): each 503 is logged once, at the first request
+ * it refuses, so the log says why the app answers 503 without repeating it for every request.
+ */
+const loggedFaults = new Set<string>();
+
 /** Maps anything thrown to the one error body; unknown errors are logged and never leak. */
-function answerError(e: unknown, request: Request, log: (message: string) => void): Response {
-  if (e instanceof HttpRefusal) return json(e.status, { error: { code: e.code, message: e.message, ...e.extra } });
-  if ((e as Error)?.name === "MissingSecretError") {
-    return json(503, { error: { code: "secret_missing", message: (e as Error).message } });
+export function answerError(e: unknown, request: Request, log: (message: string) => void): Response {
+  const where = `${request.method} ${new URL(request.url).pathname}`;
+  const status = e instanceof HttpRefusal ? e.status : httpStatusOf(e);
+  if (status === 503 && !loggedFaults.has((e as Error).message)) {
+    loggedFaults.add((e as Error).message);
+    log(`${where} answered 503 (logged once): ${(e as Error).message}`);
   }
-  const status = httpStatusOf(e);
-  if (status === 500) log(`${request.method} ${new URL(request.url).pathname} failed: ${(e as Error)?.stack ?? e}`);
+  if (e instanceof HttpRefusal) return json(e.status, { error: { code: e.code, message: e.message, ...e.extra } });
+  if (status === 500) log(`${where} failed: ${(e as Error)?.stack ?? e}`);
   const body = errorBody(e);
   if (InvalidInputError.is(e) && e.issues !== undefined) Object.assign(body.error, { issues: e.issues });
   return json(status, body);
+}
+
+/** What the routes log with when not given `log`. */
+export const defaultRouteLog = (message: string) => console.warn(`[durable] ${message}`);
+
+/**
+ * An app's own route handler, its errors answered as the durable routes answer theirs: the one
+ * error body, a deployment fault (a secret unset in production) 503 with its words and one log
+ * line, anything unknown 500 `internal`, logged and never leaked.
+ *
+ * @example
+ * // app/chat/new/route.ts
+ * export const GET = guardRoute((request: NextRequest) => newChatRedirect(request));
+ */
+export function guardRoute<R extends Request, A extends unknown[]>(
+  fn: (request: R, ...rest: A) => Response | Promise<Response>,
+  log: (message: string) => void = defaultRouteLog,
+): (request: R, ...rest: A) => Promise<Response> {
+  return async (request, ...rest) => {
+    try {
+      return await fn(request, ...rest);
+    } catch (e) {
+      return answerError(e, request, log);
+    }
+  };
 }
