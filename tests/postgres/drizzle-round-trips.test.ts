@@ -53,19 +53,21 @@ afterAll(async () => {
 const kindOf = (q: string) =>
   /durable_finish_and_claim/.test(q)
     ? "finish + claim"
-    : /durable_claim_run/.test(q)
-      ? "claim"
-      : /durable_record_step/.test(q)
-        ? "receipt"
-        : /durable_heartbeat/.test(q)
-          ? "same-database check"
-          : /^begin/i.test(q)
-            ? "begin"
-            : /^commit/i.test(q)
-              ? "commit"
-              : /drizzle_effects/.test(q)
-                ? "effect"
-                : q.slice(0, 30);
+    : /durable_release_rate_holds/.test(q)
+      ? "rate holds"
+      : /durable_claim_run/.test(q)
+        ? "claim"
+        : /durable_record_step/.test(q)
+          ? "receipt"
+          : /durable_heartbeat/.test(q)
+            ? "same-database check"
+            : /^begin/i.test(q)
+              ? "begin"
+              : /^commit/i.test(q)
+                ? "commit"
+                : /drizzle_effects/.test(q)
+                  ? "effect"
+                  : q.slice(0, 30);
 
 it("a Drizzle tx step costs what a Kysely one does, plus one check on the first step of a process", async () => {
   await durable.start(both, {}, { id: "rt-1" });
@@ -77,6 +79,8 @@ it("a Drizzle tx step costs what a Kysely one does, plus one check on the first 
   const kinds = all.slice(0, all.lastIndexOf("finish + claim") + 1);
   const tx = ["begin", "effect", "receipt", "commit"];
   expect(kinds).toEqual([
+    // The instance's first tick looks for runs held under a changed rate limit (once a minute).
+    "rate holds",
     "claim",
     "receipt", // the run step's held-back receipt, written before the Kysely tx step starts
     ...tx, // ctx.step.tx

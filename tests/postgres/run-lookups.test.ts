@@ -128,43 +128,48 @@ it("a child's end, its parent's suspension and claim, a cancel and an overdue en
   expect(plans.filter((p) => p.includes("durable_runs_status_created"))).toEqual([]);
 });
 
-it("a rate-limited claim reads the key's window and queue by index, never the whole table (0010)", async () => {
-  // A key with a long history (5,000 first claims long ago) and 200 runs due at once.
+it("a rate-limited claim reads the key's window, queue and backlog by index, never the whole table (0010, 0012)", async () => {
+  // CALLS keys, each with a long history (5,000 first claims long ago in all) and 25 runs due at
+  // once, so every statement of the admission and of the hold runs at least CALLS times.
   await session.query(
     `insert into durable_runs (id, workflow, status, input, finished_at, rate_key, first_claimed_at, attempts)
-     select 'lim-done-' || n, 'limited', 'completed', '{}', now(), 'k', now() - interval '1 day', 1
+     select 'lim-done-' || n, 'limited', 'completed', '{}', now(), 'k' || (n % ${CALLS}), now() - interval '1 day', 1
        from generate_series(1, 5000) n`,
   );
   await session.query(
     `insert into durable_runs (id, workflow, input, wake_at, rate_key)
-     select 'lim-' || n, 'limited', '{}', durable_now(), 'k' from generate_series(1, 200) n`,
+     select 'lim-' || n, 'limited', '{}', durable_now(), 'k' || (n % ${CALLS}) from generate_series(1, ${25 * CALLS}) n`,
   );
   await session.query("analyze durable_runs");
   plans.length = 0;
   const claimed: string[] = [];
-  for (let i = 0; i < 2 * CALLS; i++) {
+  for (let i = 0; i < 200; i++) {
     const { rows } = await session.query(
       `select durable_claim_run('["limited"]', null, 60000, '[]', '{}', '{"limited":[""]}',
                                 '{"limited":{"limit":5,"periodMs":60000}}') as c`,
     );
-    if (rows[0].c) claimed.push(rows[0].c.run.id);
+    if (rows[0].c === null) break;
+    if (rows[0].c.run) claimed.push(rows[0].c.run.id);
   }
   const claimPlans = [...plans];
-  // Five started; the claims after them held 20 runs each (out of the due range), then found none.
-  expect(claimed).toHaveLength(5);
+  // Five of each key started; the claim that met a full key held its whole due backlog at once.
+  expect(claimed).toHaveLength(5 * CALLS);
   const held = await session.query(
     "select count(*)::int as n from durable_runs where workflow = 'limited' and rate_slot_at is not null",
   );
-  expect(held.rows[0].n).toBe(195);
+  expect(held.rows[0].n).toBe(20 * CALLS);
   // auto_explain prints each statement's text as written in the function, then its plan.
   const window = claimPlans.filter((p) => p.includes("first_claimed_at > p_now - v_period"));
   const queue = claimPlans.filter((p) => p.includes("rate_slot_at is not null"));
+  const backlog = claimPlans.filter((p) => p.includes("wake_at <= p_now and id <> p_run.id"));
   const picks = claimPlans.filter((p) => p.includes("priority = v_prio and wake_at <= v_now"));
-  expect(window.length).toBeGreaterThanOrEqual(2 * CALLS);
+  expect(window.length).toBeGreaterThanOrEqual(6 * CALLS);
   expect(queue.length).toBeGreaterThanOrEqual(CALLS);
+  expect(backlog.length).toBeGreaterThanOrEqual(CALLS);
   expect(picks.length).toBeGreaterThanOrEqual(2 * CALLS);
   expect(window.every((p) => p.includes("durable_runs_rate_claims"))).toBe(true);
   expect(queue.every((p) => p.includes("durable_runs_rate_queue"))).toBe(true);
+  expect(backlog.every((p) => p.includes("durable_runs_rate_backlog"))).toBe(true);
   expect(picks.every((p) => p.includes("durable_runs_due_priority"))).toBe(true);
   expect(claimPlans.filter((p) => /Seq Scan on durable_runs/.test(p))).toEqual([]);
 });
