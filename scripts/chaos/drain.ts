@@ -21,8 +21,9 @@ async function tally(db: Kysely<any>): Promise<{ left: number; done: number }> {
 /**
  * Ticks in this process until every run is terminal (leases of killed owners run out on the real clock). It tells
  * a stuck run from a slow drain: it gives up when no run has finished and no step was recorded for `stallMs`
- * (several leases: a run whose lease ran out is due again within one), or after `capMs` in all. A drain on a loaded machine may take longer
- * than one that is not; a fixed limit on the whole drain reported slow runs as unfinished (docs/invariants.md, I4).
+ * (several leases: a run whose lease ran out is due again within one), or after `capMs` in all. A drain on a
+ * loaded machine takes longer than one that is not; a fixed limit on the whole drain reported slow runs as
+ * unfinished (docs/invariants.md, I4).
  */
 export async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, stallMs = 30_000, capMs = 600_000) {
   await waitForWorkerSessionsToClose(db);
@@ -59,7 +60,8 @@ export async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, stal
   const seconds = Math.round((performance.now() - start) / 1000);
   const problems: string[] = [];
   if (left > 0 && performance.now() - progressed >= stallMs) {
-    problems.push(`${left} runs unfinished: nothing finished or recorded in the last ${stallMs / 1000} s of draining (${seconds} s)`);
+    const stalled = `nothing finished or recorded in the last ${stallMs / 1000} s of draining (${seconds} s)`;
+    problems.push(`${left} runs unfinished: ${stalled}`);
   } else if (left > 0) {
     problems.push(`${left} runs unfinished after ${seconds} s of draining, still moving (slow)`);
   }

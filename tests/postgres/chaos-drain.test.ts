@@ -1,7 +1,7 @@
 // The chaos harness's drain (scripts/chaos/drain.ts) tells a slow drain from a stuck run: runs that keep
 // moving (steps recorded, runs finished) are drained however long that takes, and runs nothing can finish are
-// reported once nothing has moved for the stall time. Scenario 8 on a loaded machine was cut off by a fixed 90 s limit while its
-// last runs were still being claimed and finished (docs/invariants.md, "The harness").
+// reported once nothing has moved for the stall time. Scenario 8 on a loaded machine was cut off by a fixed
+// 90 s limit while its last runs were still being claimed and finished (docs/invariants.md, "The harness").
 import { sql, type Kysely } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";

@@ -13,7 +13,6 @@ import { connect } from "@/lib/durable/drivers/connect";
 import { createTestDatabase, resetDurableTables } from "../helpers/databases";
 
 const WRITES = ["receipt", "tx", "finish", "suspend", "release", "stream"] as const;
-type Write = (typeof WRITES)[number];
 
 let durable: Durable;
 // Runs whose lease the body has already ended once: the clock moves on the first pass only.
