@@ -11,6 +11,7 @@ import { z } from "zod";
 import { createDurable, type Durable, defineWorkflow } from "@/lib/durable";
 import { connect } from "@/lib/durable/drivers/connect";
 import { createTestDatabase, resetDurableTables } from "../helpers/databases";
+import { until } from "../helpers/until";
 
 const WRITES = ["receipt", "tx", "finish", "suspend", "release", "stream"] as const;
 
@@ -120,6 +121,8 @@ describe("a write after the claim's lease ended by the database clock (PostgreSQ
       await durable.start(late, { write }, { id });
       // advance(), not tick(): a tick would claim the run again at once, its lease being over.
       expect(await durable.advance(id, { budgetMs: 3_000 })).toBe("lost");
+      // A tx step's refusal is noted once its transaction rolled back, which may be after advance() answered.
+      await until(async () => (await rows(id)).events.length > 0);
       const after = await rows(id);
       // Still the first owner's claim, left to run out: no receipt, no effect, no chunk, no end.
       expect(after.run).toMatchObject({ status: "running", fence: 1 });
