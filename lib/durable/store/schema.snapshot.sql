@@ -267,7 +267,7 @@ declare
 begin
   update durable_runs set stream_seq = stream_seq + v_count
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and (deadline_at is null or deadline_at > durable_now())
+     and lease_until > durable_now() and (deadline_at is null or deadline_at > durable_now())
    returning stream_seq into v_last;
   if v_last is null then
     perform durable_note_rejection(p_run_id, p_fence, 'stream');
@@ -792,7 +792,7 @@ begin
     -- lock taken first, so the end never waits to upgrade a share lock a receipt took).
     perform 1 from durable_runs
      where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-       and (deadline_at is null or deadline_at > v_now)
+       and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
        for no key update;
     if not found then
       perform durable_record_step(p_run_id, p_fence, p_step); -- refused: it notes the late outcome
@@ -811,7 +811,7 @@ begin
     lost_claims = 0, lost_lease_until = null,
     updated_at = v_now, finished_at = v_now
   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-    and (deadline_at is null or deadline_at > v_now);
+    and lease_until > v_now and (deadline_at is null or deadline_at > v_now);
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'finish');
     return 'lost';
@@ -1204,12 +1204,12 @@ begin
                           metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
                                           else metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and (deadline_at is null or deadline_at > v_now)
+     and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
      and (lost_claims <> 0 or lost_lease_until is not null or p_step ? 'metadata');
   if not found then
     perform 1 from durable_runs
      where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-       and (deadline_at is null or deadline_at > v_now)
+       and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
        for share;
   end if;
   if not found then
@@ -1275,7 +1275,7 @@ begin
     status = 'pending', wake_at = durable_now(), lease_until = null, waiting_for = null,
     updated_at = durable_now()
   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-    and (deadline_at is null or deadline_at > durable_now());
+    and lease_until > durable_now() and (deadline_at is null or deadline_at > durable_now());
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'release');
     return false;
@@ -1431,7 +1431,7 @@ begin
                           lost_claims = 0, lost_lease_until = null, updated_at = v_now,
                           metadata = case when p_metadata is null then metadata else metadata || p_metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and (deadline_at is null or deadline_at > v_now)
+     and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
   returning deadline_at into v_deadline;
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'suspend');

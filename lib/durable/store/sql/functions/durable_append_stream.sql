@@ -5,8 +5,8 @@
 -- Only the run's owner appends. seq counts per run from 1 and is handed out by the update that
 -- locks the run row (durable_runs.stream_seq), so chunks commit in seq order and a reader that has
 -- seen seq n never later finds a chunk below n. Answers the seq of the last chunk, or null when
--- the fence moved on, the run is no longer running or it is past its deadline (nothing written; a
--- fence.rejected event).
+-- the fence moved on, the run is no longer running, its lease ended (docs/rules.md, rule 11a) or it
+-- is past its deadline (nothing written; a fence.rejected event).
 
 create or replace function durable_append_stream(
   p_run_id text, p_fence bigint, p_step_id text, p_attempt integer, p_chunks jsonb
@@ -18,7 +18,7 @@ declare
 begin
   update durable_runs set stream_seq = stream_seq + v_count
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and (deadline_at is null or deadline_at > durable_now())
+     and lease_until > durable_now() and (deadline_at is null or deadline_at > durable_now())
    returning stream_seq into v_last;
   if v_last is null then
     perform durable_note_rejection(p_run_id, p_fence, 'stream');

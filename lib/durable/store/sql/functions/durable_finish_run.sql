@@ -6,7 +6,7 @@
 -- trip of its own. Answers 'finished'; 'lost' (the fence moved on: nothing written but a
 -- fence.rejected event); or 'conflict' (that step already had another outcome: nothing ended, the
 -- run must replay). Past the run's deadline nothing is written ('lost'; durable_end_overdue fails
--- it). An end makes the runs waiting on this one due (durable_wake_waiters), in the same
+-- it), nor after the owner's lease by the database clock ('lost'; docs/rules.md, rule 11a). An end makes the runs waiting on this one due (durable_wake_waiters), in the same
 -- transaction. A p_step without a step_id carries only ctx.setMetadata's last patches (no step
 -- wrote since): the end merges its `metadata` into the run's.
 
@@ -24,7 +24,7 @@ begin
     -- lock taken first, so the end never waits to upgrade a share lock a receipt took).
     perform 1 from durable_runs
      where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-       and (deadline_at is null or deadline_at > v_now)
+       and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
        for no key update;
     if not found then
       perform durable_record_step(p_run_id, p_fence, p_step); -- refused: it notes the late outcome
@@ -43,7 +43,7 @@ begin
     lost_claims = 0, lost_lease_until = null,
     updated_at = v_now, finished_at = v_now
   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-    and (deadline_at is null or deadline_at > v_now);
+    and lease_until > v_now and (deadline_at is null or deadline_at > v_now);
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'finish');
     return 'lost';

@@ -13,7 +13,8 @@
 -- a share lock and then both wait to update (a deadlock). No row: the claim was lost; a stale
 -- owner's late outcome writes nothing but an event, and the answer is { owned: false, runStatus }
 -- so a cancel can be told from a takeover. Past the run's deadline nothing is written
--- (durable_end_overdue fails the run).
+-- (durable_end_overdue fails the run), nor once the owner's lease ended by the database clock
+-- (docs/rules.md, rule 11a), though nobody took the run yet.
 --
 -- Then the receipt (durable_write_receipt). Before function set 17 every receipt updated the run
 -- row: a new row version, and an entry in each of its indexes, per step.
@@ -44,12 +45,12 @@ begin
                           metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
                                           else metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and (deadline_at is null or deadline_at > v_now)
+     and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
      and (lost_claims <> 0 or lost_lease_until is not null or p_step ? 'metadata');
   if not found then
     perform 1 from durable_runs
      where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-       and (deadline_at is null or deadline_at > v_now)
+       and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
        for share;
   end if;
   if not found then

@@ -5,7 +5,7 @@
 -- releases during a deploy.
 --
 -- The fence check also parks the run ('waiting', lease cleared, lost_claims reset); past the
--- run's deadline it writes nothing. New waits are written here, insert-if-absent: a sleep's or
+-- run's deadline, or after the owner's lease (docs/rules.md, rule 11a), it writes nothing. New waits are written here, insert-if-absent: a sleep's or
 -- signal wait's row is written once and its wake time or deadline never moves; a poll's next
 -- wake time, poll count and last error move on with every poll (its deadline never does). A race
 -- (invoke, waitForAny, waitForCallback) is written with its branches, a sleep branch's wake time
@@ -61,7 +61,7 @@ begin
                           lost_claims = 0, lost_lease_until = null, updated_at = v_now,
                           metadata = case when p_metadata is null then metadata else metadata || p_metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and (deadline_at is null or deadline_at > v_now)
+     and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
   returning deadline_at into v_deadline;
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'suspend');
