@@ -128,7 +128,7 @@ it("a child's end, its parent's suspension and claim, a cancel and an overdue en
   expect(plans.filter((p) => p.includes("durable_runs_status_created"))).toEqual([]);
 });
 
-it("a rate-limited claim reads the key's window, queue and backlog by index, never the whole table (0010, 0012)", async () => {
+it("a rate-limited claim reads its window, queue and backlog by index, not the whole table (0010, 0012)", async () => {
   // CALLS keys, each with a long history (5,000 first claims long ago in all) and 25 runs due at
   // once, so every statement of the admission and of the hold runs at least CALLS times.
   await session.query(
@@ -138,7 +138,8 @@ it("a rate-limited claim reads the key's window, queue and backlog by index, nev
   );
   await session.query(
     `insert into durable_runs (id, workflow, input, wake_at, rate_key)
-     select 'lim-' || n, 'limited', '{}', durable_now(), 'k' || (n % ${CALLS}) from generate_series(1, ${25 * CALLS}) n`,
+     select 'lim-' || n, 'limited', '{}', durable_now(), 'k' || (n % ${CALLS})
+       from generate_series(1, ${25 * CALLS}) n`,
   );
   await session.query("analyze durable_runs");
   plans.length = 0;
