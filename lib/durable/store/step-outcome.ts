@@ -1,4 +1,5 @@
 import type { StepKind, StoredError } from "../types";
+import type { RunToInsert } from "./insert-run";
 
 /** One step outcome as the owner writes it. `resultJson` is JSON text (see json.ts). */
 export interface StepOutcome {
@@ -31,19 +32,22 @@ export interface StepOutcome {
   start?: ChildToStart;
 }
 
-/** The run a `ctx.step.start` inserts (durable_insert_child): `inputJson` is the stored input's JSON text. */
-export interface ChildToStart {
-  id: string;
-  workflow: string;
-  inputJson: string;
-  version?: string | null;
-  concurrencyKey?: string | null;
-  singletonKey?: string | null;
-  /** Milliseconds from now (database clock) to its deadline; its parent's deadline caps it. */
-  deadlineInMs?: number | null;
-  rateKey?: string | null;
-  priority?: number;
-}
+/**
+ * The run a `ctx.step.start` inserts (durable_insert_child): a start's fields of a run to insert,
+ * `inputJson` the stored input's JSON text; its parent's deadline caps `deadlineInMs`.
+ */
+export type ChildToStart = Pick<
+  RunToInsert,
+  | "id"
+  | "workflow"
+  | "inputJson"
+  | "version"
+  | "concurrencyKey"
+  | "singletonKey"
+  | "deadlineInMs"
+  | "rateKey"
+  | "priority"
+>;
 
 /**
  * An outcome as the SQL functions take it (jsonb, snake_case). The result is spliced in as raw
