@@ -7,8 +7,10 @@ import { installedPeerVersion, type PeerPackage } from "./peer-packages";
 /** The section's defaults: jobs per configuration and rounds (`--peer-jobs`, `--peer-rounds`). */
 export const PEER_JOBS = 2_000;
 export const PEER_ROUNDS = 3;
+/** Receipts a job writes, each its own transaction: the steps that server CPU per step divides by. */
+export const STEPS_PER_JOB = 3;
 
-export type PeerName = "durable" | "graphile-worker" | "pg-boss";
+export type PeerName = "durable" | "graphile-worker" | "pg-boss" | "dbos";
 
 /** Where a contender connects: `direct` for setup, enqueueing and counting; `worker` for its workers. */
 export interface PeerUrls {

@@ -1,4 +1,4 @@
-// The part of graphile-worker's and pg-boss's APIs the bench's peers section uses, for the type
+// The part of graphile-worker's, pg-boss's and DBOS's APIs the bench's peers section uses, for the type
 // check of a checkout without them: they are installed only when `npm run bench -- --peers` runs
 // (scripts/bench/peer-packages.ts), so `tsc` must pass without their own declarations. Where they
 // are installed, the packages' declarations are what the compiler resolves, and these go unused.
@@ -57,5 +57,36 @@ declare module "pg-boss" {
     send(name: string, data: unknown): Promise<string | null>;
     work<T>(name: string, options: WorkOptions, handler: (jobs: Job<T>[]) => Promise<void>): Promise<string>;
     notifyWorker(id: string): void;
+  }
+}
+
+declare module "@dbos-inc/dbos-sdk" {
+  // biome-ignore lint/complexity/noStaticOnlyClass: DBOS's own API is a class of static members
+  export class DBOS {
+    static setConfig(config: Record<string, unknown>): void;
+    static launch(): Promise<void>;
+    static shutdown(): Promise<void>;
+    static get workflowID(): string | undefined;
+    static registerWorkflow<Args extends unknown[], Return>(
+      func: (...args: Args) => Promise<Return>,
+      config?: { name?: string },
+    ): (...args: Args) => Promise<Return>;
+    static runStep<Return>(func: () => Promise<Return>, config?: { name?: string }): Promise<Return>;
+    static startWorkflow<Args extends unknown[], Return>(
+      target: (...args: Args) => Promise<Return>,
+      params?: { queueName?: string; workflowID?: string },
+    ): (...args: Args) => Promise<unknown>;
+  }
+  export class DBOSClient {
+    static create(options: { systemDatabaseUrl: string; applicationName?: string }): Promise<DBOSClient>;
+    enqueue(
+      options: { queueName: string; workflowName: string; workflowID?: string; appVersion?: string },
+      ...args: unknown[]
+    ): Promise<unknown>;
+    registerQueue(
+      name: string,
+      options?: { workerConcurrency?: number; minPollingIntervalMs?: number },
+    ): Promise<unknown>;
+    destroy(): Promise<void>;
   }
 }

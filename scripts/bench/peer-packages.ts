@@ -1,15 +1,19 @@
-// The peers' packages (graphile-worker, pg-boss), installed on demand for `npm run bench -- --peers`
-// only, not by every `npm install` of this repository: both declare Node >= 22 in `engines`, so as
-// devDependencies they made a fresh clone's install print EBADENGINE warnings on Node 20 (where the
-// bench runs them fine). They go into scripts/bench/node_modules (git-ignored), where Node, tsx and
-// esbuild resolve the bench's imports of them from, at the exact versions below
-// (docs/performance.md, "Peers").
+// The peers' packages (graphile-worker, pg-boss, DBOS), installed on demand for `npm run bench --
+// --peers` only, not by every `npm install` of this repository: graphile-worker and pg-boss declare
+// Node >= 22 in `engines`, so as devDependencies they made a fresh clone's install print EBADENGINE
+// warnings on Node 20 (where the bench runs them fine), and none is needed but by this section.
+// They go into scripts/bench/node_modules (git-ignored), where Node, tsx and esbuild resolve the
+// bench's imports of them from, at the exact versions below (docs/performance.md, "Peers").
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 /** The versions the figures in docs/performance.md were taken with: exact, so a re-run compares. */
-export const PEER_PACKAGES = { "graphile-worker": "0.18.0", "pg-boss": "12.38.0" } as const;
+export const PEER_PACKAGES = {
+  "graphile-worker": "0.18.0",
+  "pg-boss": "12.38.0",
+  "@dbos-inc/dbos-sdk": "5.3.0",
+} as const;
 export type PeerPackage = keyof typeof PEER_PACKAGES;
 
 /** Where they are installed: beside the bench's files, so their imports resolve there first. */

@@ -5,7 +5,8 @@
 import { coldStart, printColdStart } from "./cold-start";
 import { SERVER_URL } from "./databases";
 import { type DelayProxy, startDelayProxy } from "./delay-proxy";
-import type { PeerConfiguration, PeerName } from "./peer-contender";
+import { type PeerConfiguration, type PeerName, STEPS_PER_JOB } from "./peer-contender";
+import { DBOS_POLL_MS } from "./peer-dbos";
 import { GRAPHILE_LOCAL_QUEUE } from "./peer-graphile";
 import { PG_BOSS_BATCH, PG_BOSS_POLL_SECONDS } from "./peer-pg-boss";
 import {
@@ -35,10 +36,11 @@ const SYSTEM_LABELS: Record<PeerName, string> = {
   durable: "durable-next",
   "graphile-worker": "graphile-worker",
   "pg-boss": "pg-boss",
+  dbos: "DBOS",
 };
 const label = (config: PeerConfiguration) => `${SYSTEM_LABELS[config.system]}, ${config.mode}`;
 const ours = CONFIGURATIONS.filter((c) => c.system === "durable");
-const PEER_SYSTEMS = ["graphile-worker", "pg-boss"] as const;
+const PEER_SYSTEMS = ["graphile-worker", "pg-boss", "dbos"] as const;
 
 /** Section 8: runs it, then prints the drains, the verdicts, our statements, the latencies and the cold start. */
 export async function peersSection(heading: Heading, table: Table, options: PeersSectionOptions): Promise<void> {
@@ -104,6 +106,7 @@ function printDrains(f: PeerFigures, jobs: number, withRoundTrips: boolean, tabl
         "median",
         "node CPU/run",
         "server CPU/run",
+        "server CPU/step",
         "CPU/run",
         ...(withRoundTrips ? ["round trips/run"] : []),
         ...ours.map((c) => `${c.mode} ÷ this (per round)`),
@@ -135,16 +138,16 @@ function printDrains(f: PeerFigures, jobs: number, withRoundTrips: boolean, tabl
   printDrainNotes(verdicts);
 }
 
-/** Node, server and total CPU ms per run: the medians over the rounds. */
+/** Node, server (per run and per step) and total CPU ms per run: the medians over the rounds. */
 function cpuColumns(drains: DrainFigures[], jobs: number): string[] {
   const node = median(drains.map((d) => perRun(d.cpu.node, jobs)));
-  if (drains.some((d) => d.cpu.server === null)) return [cpuMs(node), "-", "-"];
+  if (drains.some((d) => d.cpu.server === null)) return [cpuMs(node), "-", "-", "-"];
   const server = median(drains.map((d) => perRun(d.cpu.server!, jobs)));
   const total = median(drains.map((d) => perRun(d.cpu.node + d.cpu.server!, jobs)));
-  return [cpuMs(node), cpuMs(server), cpuMs(total)];
+  return [cpuMs(node), cpuMs(server), cpuMs(server / STEPS_PER_JOB), cpuMs(total)];
 }
 
-/** Each of our modes against each peer at its best: per round, the better of its two configurations. */
+/** Each of our modes against each peer at its best: per round, the best of its configurations. */
 function verdictsAt(f: PeerFigures, loops: number): string[] {
   const lines: string[] = [];
   const rates = (key: string) => f.drains[key]![loops]!.map((d) => d.runsPerSecond);
@@ -173,12 +176,14 @@ function printDrainNotes(verdicts: string[]): void {
   graphile-worker's tuned: its docs' batching options (local queue ${GRAPHILE_LOCAL_QUEUE}: above their suggested
   concurrency + 1 at both loop counts); pg-boss's tuned: ${PG_BOSS_BATCH} jobs a fetch, written one after another
   by the handler, the next fetch at once while batches come back full; its default polls every
-  ${PG_BOSS_POLL_SECONDS} s. The drain is timed from the workers' start (their pools connect inside it) until every
-  job's last receipt is in and every completion has committed; receipts are counted after.
+  ${PG_BOSS_POLL_SECONDS} s. DBOS: its queue, polled every ${DBOS_POLL_MS} ms (its default, 1 s, would hold a worker to
+  workerConcurrency workflows a second); its steps' checkpoints go to its system tables in the same database.
+  The drain is timed from the workers' start (their pools connect inside it) until every job's last receipt is in and every completion has committed; receipts are counted after.
   CPU/run: this process (process.cpuUsage; all loops share its one JS thread) and the database's server backends
-  (/proc/<pid>/stat of its sessions, those opened during the drain included), over the drain, per job; medians of
-  the rounds. Ratios: our runs/s over that configuration's, the median of the rounds' ratios, then each round's.
-  Target: ours at or above each peer at its best (per round, the better of its two configurations), at 1 and
+  (/proc/<pid>/stat of its sessions, those opened during the drain included), over the drain, per job, and per
+  step (÷ ${STEPS_PER_JOB}: a job's receipts, each its own transaction; what a metered server bills); medians of the
+  rounds. Ratios: our runs/s over that configuration's, the median of the rounds' ratios, then each round's.
+  Target: ours at or above each peer at its best (per round, the best of its configurations), at 1 and
   at ${PEER_LOOPS[1]} loops, in every round:
     ${verdicts.join("\n    ")}`,
   );
@@ -246,6 +251,7 @@ function printLatency(f: PeerFigures, rounds: number, heading: Heading, table: T
     "graphile-tuned": "addJob, the local queue wakes on NOTIFY",
     "pg-boss-default": `send, the worker polls every ${PG_BOSS_POLL_SECONDS} s`,
     "pg-boss-tuned": "send, the worker wakes on NOTIFY (useListenNotify)",
+    "dbos-queue": `startWorkflow on the queue, polled every ${DBOS_POLL_MS} ms`,
   };
   const waiting = CONFIGURATIONS.filter((c) => c.latency);
   table([

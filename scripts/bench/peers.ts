@@ -15,6 +15,7 @@ import type { DelayProxy } from "./delay-proxy";
 import { countThirdReceipts, type PeerConfiguration, type PeerUrls } from "./peer-contender";
 import { advanceAfterStart, durableConfigurations } from "./peer-durable";
 import { graphileConfigurations } from "./peer-graphile";
+import { dbosConfigurations } from "./peer-dbos";
 import { pgBossConfigurations } from "./peer-pg-boss";
 import { measureStatements, type ServerStatements, statementStatsUnavailable } from "./statement-stats";
 import { type StatementTimes, statementTimer } from "./throughput";
@@ -24,11 +25,12 @@ export const PEER_LATENCY_SAMPLES = 30;
 export const COLD_START_SAMPLES = 15;
 const WARMUP_JOBS = 300;
 
-/** Ours first, then each peer's default and tuned configurations (the order of the first round). */
+/** Ours first, then each peer's configurations: default and tuned, DBOS's queue (the order of the first round). */
 export const CONFIGURATIONS: readonly PeerConfiguration[] = [
   ...durableConfigurations,
   ...graphileConfigurations,
   ...pgBossConfigurations,
+  ...dbosConfigurations,
 ];
 
 export interface DrainFigures {
@@ -158,6 +160,13 @@ export interface PeerFigures {
   serverStatements: Record<string, ServerStatements> | string;
 }
 
+/** The configurations in round `round`'s order: the systems rotate, a system's configurations stay together. */
+function rotatedBySystem(round: number): PeerConfiguration[] {
+  const systems = [...new Set(CONFIGURATIONS.map((c) => c.system))];
+  const rotated = systems.map((_, i) => systems[(i + round) % systems.length]!);
+  return rotated.flatMap((system) => CONFIGURATIONS.filter((c) => c.system === system));
+}
+
 /**
  * The peers section's measurements: `rounds` rounds, each draining with 1 and then 10 loops in
  * every configuration (the order of the systems rotates each round), then the latency samples of
@@ -178,8 +187,7 @@ export async function peers(options: PeerOptions): Promise<PeerFigures> {
   // untimed: JIT-compiles each system's code and our engine before the first measured drain
   for (const config of CONFIGURATIONS) await drain(config, Math.min(WARMUP_JOBS, jobs), 2, proxy);
   for (let round = 0; round < rounds; round++) {
-    // Rotate by system (each has two configurations next to each other).
-    const order = CONFIGURATIONS.map((_, i) => CONFIGURATIONS[(i + 2 * round) % CONFIGURATIONS.length]!);
+    const order = rotatedBySystem(round);
     const last = round === rounds - 1;
     for (const loops of PEER_LOOPS) {
       for (const config of order) {
