@@ -178,7 +178,8 @@ function printDrainNotes(verdicts: string[]): void {
   by the handler, the next fetch at once while batches come back full; its default polls every
   ${PG_BOSS_POLL_SECONDS} s. DBOS: its queue, polled every ${DBOS_POLL_MS} ms (its default, 1 s, would hold a worker to
   workerConcurrency workflows a second); its steps' checkpoints go to its system tables in the same database.
-  The drain is timed from the workers' start (their pools connect inside it) until every job's last receipt is in and every completion has committed; receipts are counted after.
+  The drain is timed from the workers' start (their pools connect inside it) until every job's last receipt is in
+  and every completion has committed; receipts are counted after.
   CPU/run: this process (process.cpuUsage; all loops share its one JS thread) and the database's server backends
   (/proc/<pid>/stat of its sessions, those opened during the drain included), over the drain, per job, and per
   step (÷ ${STEPS_PER_JOB}: a job's receipts, each its own transaction; what a metered server bills); medians of the
