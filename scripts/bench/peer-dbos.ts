@@ -30,6 +30,14 @@ const APP = "durable-bench";
 const APP_VERSION = "bench-1";
 const QUEUE = "bench";
 
+/** DBOS's logger (its DLogger): quiet but for errors, as the other peers' are. */
+const logger = {
+  info: () => {},
+  debug: () => {},
+  warn: () => {},
+  error: (error: unknown) => console.error(`  DBOS: ${(error as Error)?.message ?? error}`),
+};
+
 /** The pool the steps insert receipts through: the running contender's (DBOS is one per process). */
 let receipts: pg.Pool | null = null;
 
@@ -58,7 +66,7 @@ function configure(url: string, poolSize: number): void {
     applicationVersion: APP_VERSION,
     systemDatabaseUrl: url,
     systemDatabasePoolSize: poolSize,
-    logLevel: "error",
+    logger,
   });
 }
 
@@ -76,7 +84,7 @@ async function dbosContender(urls: PeerUrls): Promise<Contender> {
      create trigger bench_done after update of status on dbos.workflow_status
        for each row when (new.status = 'SUCCESS') execute function bench_done();`,
   );
-  const enqueuer = await DBOSClient.create({ systemDatabaseUrl: urls.direct, applicationName: APP });
+  const enqueuer = await DBOSClient.create({ systemDatabaseUrl: urls.direct, applicationName: APP, logger });
   let launched = false;
   return {
     enqueue: (count) =>

@@ -78,7 +78,11 @@ declare module "@dbos-inc/dbos-sdk" {
     ): (...args: Args) => Promise<unknown>;
   }
   export class DBOSClient {
-    static create(options: { systemDatabaseUrl: string; applicationName?: string }): Promise<DBOSClient>;
+    static create(options: {
+      systemDatabaseUrl: string;
+      applicationName?: string;
+      logger?: unknown;
+    }): Promise<DBOSClient>;
     enqueue(
       options: { queueName: string; workflowName: string; workflowID?: string; appVersion?: string },
       ...args: unknown[]
