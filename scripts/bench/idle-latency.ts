@@ -4,8 +4,8 @@
 // latency does, and timestamps each part from outside the engine: `start`'s statement at the
 // driver (connect's `onQuery`, called at each send), the `durable_due` notification on a listening
 // connection of the bench's own, each statement the worker sends, and the completion's commit
-// (the bench's trigger notifies `bench_done`). It prints the p50 and mean of each gap, and what
-// statements the worker sent between the notification and the completion besides the run's own.
+// (the bench's trigger notifies `bench_done`). It prints the p50 and mean of each gap, and what the
+// worker sent besides the run's own statements; `--raw` prints the first samples' timelines.
 import pg from "pg";
 import { connect, createDurable } from "../../lib/durable";
 import { dropCreatedDatabases, freshServerDatabase } from "./databases";
@@ -15,6 +15,7 @@ import { statementKind } from "./throughput";
 
 interface Sent {
   kind: string;
+  sql: string;
   at: number;
 }
 
@@ -63,7 +64,7 @@ async function measure(samples: number): Promise<Sample[]> {
   const url = await freshServerDatabase("idle_latency");
   await setUp(url);
   let sent: Sent[] = [];
-  const onQuery = (sql: string) => sent.push({ kind: statementKind(sql), at: performance.now() });
+  const onQuery = (sql: string) => sent.push({ kind: statementKind(sql), sql, at: performance.now() });
   const durable = createDurable({
     db: await connect(url, { driver: "pg", poolSize: 3, onQuery }),
     workflows: [peerRun],
@@ -85,10 +86,10 @@ async function measure(samples: number): Promise<Sample[]> {
         done = resolve;
       });
       marks = {};
+      sent = [];
       const t0 = performance.now();
       await durable.start(peerRun, { n: i }, { id: `idle-${i}` });
       const startReturned = performance.now();
-      sent = [];
       await completed;
       const sample = { t0, startReturned, due: marks.durable_due!, done: marks.bench_done!, sent };
       if (i >= 0) result.push(sample);
@@ -105,7 +106,8 @@ async function measure(samples: number): Promise<Sample[]> {
 
 /** The gaps of one sample, in order, named. */
 function gaps(s: Sample): [string, number][] {
-  const own = s.sent.filter((q) => RUN_STATEMENTS.includes(q.kind));
+  const insert = s.sent[0]!;
+  const own = s.sent.filter((q) => RUN_STATEMENTS.includes(q.kind) && q.at < s.done);
   const claim = own.find((q) => q.kind === "durable_claim_run");
   const ends = own.filter((q) => q.kind.startsWith("durable_finish"));
   const receipts = own.filter((q) => q.kind === "durable_record_step");
@@ -113,24 +115,30 @@ function gaps(s: Sample): [string, number][] {
     throw new Error(`unexpected statements: ${own.map((q) => q.kind)}`);
   const end = ends[ends.length - 1]!;
   return [
-    ["start() (its insert and commit, at the caller)", s.startReturned - s.t0],
-    ["start() returned → durable_due seen by the bench's listener", s.due - s.startReturned],
+    ["start() called → its insert sent (JavaScript)", insert.at - s.t0],
+    ["insert sent → durable_due seen (round trip, commit, NOTIFY)", s.due - insert.at],
     ["durable_due seen → claim sent (the worker's wake)", claim.at - s.due],
     ["claim sent → 1st receipt sent (claim round trip, step 1)", receipts[0]!.at - claim.at],
     ["1st receipt sent → 2nd receipt sent (step 2)", receipts[1]!.at - receipts[0]!.at],
     ["2nd receipt sent → completion sent (step 3)", end.at - receipts[1]!.at],
     ["completion sent → bench_done seen (its commit and NOTIFY)", s.done - end.at],
     ["total: start() called → bench_done seen", s.done - s.t0],
+    ["(start() returned at the caller, after durable_due seen)", s.startReturned - s.due],
   ];
 }
 
-/** Statements the worker sent during a sample that are not the run's own, per sample. */
-function others(samples: Sample[]): [string, number][] {
-  const counts = new Map<string, number>();
+/** Statements sent during a sample (until the next one's start) besides start and the run's own four. */
+function others(samples: Sample[]): string[][] {
+  const counts = new Map<string, { n: number; sql: string }>();
   for (const s of samples) {
-    for (const q of s.sent) if (!RUN_STATEMENTS.includes(q.kind)) counts.set(q.kind, (counts.get(q.kind) ?? 0) + 1);
+    for (const q of s.sent.slice(1)) {
+      if (RUN_STATEMENTS.includes(q.kind) && q.at < s.done) continue;
+      const entry = counts.get(q.kind) ?? { n: 0, sql: q.sql.replace(/\s+/g, " ").trim().slice(0, 70) };
+      entry.n++;
+      counts.set(q.kind, entry);
+    }
   }
-  return [...counts].map(([kind, n]) => [kind, n / samples.length]);
+  return [...counts].map(([kind, { n, sql }]) => [kind, (n / samples.length).toFixed(2), sql]);
 }
 
 const samplesArg = process.argv.indexOf("--samples");
@@ -144,8 +152,18 @@ try {
   console.log(`\nIdle worker, one run of 3 \`run\` steps at a time, ${count} samples:\n`);
   table([["part", "p50", "mean"], ...rows]);
   const extra = others(samples);
-  console.log("\nOther statements the worker sent between start() returning and the completion, per sample:\n");
-  table([["statement", "per sample"], ...extra.map(([kind, n]) => [kind, n.toFixed(2)])]);
+  console.log(
+    "\nWhat the worker sent besides the run's own statements (after its completion, until the next start):\n",
+  );
+  table([["statement", "per sample", "one of them"], ...extra]);
+  // --raw: the first 10 samples' timelines, in ms from the durable_due notification.
+  if (process.argv.includes("--raw")) {
+    for (const s of samples.slice(0, 10)) {
+      const at = (t: number) => (t - s.due).toFixed(2);
+      const sends = s.sent.map((q) => `${q.kind}@${at(q.at)}`).join(" ");
+      console.log(`start ${at(s.t0)}..${at(s.startReturned)} done ${at(s.done)}: ${sends}`);
+    }
+  }
 } finally {
   await dropCreatedDatabases();
 }
