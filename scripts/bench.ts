@@ -9,8 +9,9 @@
 //   npm run bench -- --scale --scale-runs 40   section 5 on a backlog of 40 runs (default 2,000)
 //   npm run bench -- --tracing                 the machine and section 6 (tracing cost per step) only
 //   npm run bench -- --retention               the machine and section 7 (retention, 1,000,000 runs) only
-//   npm run bench -- --peers                   the machine and section 8 (graphile-worker, pg-boss, DBOS, cold start)
-//                                              only; the first time, it installs the three into scripts/bench/node_modules
+//   npm run bench -- --peers                   the machine and section 8 (graphile-worker, pg-boss, DBOS, cold
+//                                              start) only; the first time, it installs the three into
+//                                              scripts/bench/node_modules
 //   npm run bench -- --peers --rtt 1           section 8 with every worker connecting through a proxy adding 1 ms
 //                                              a round trip (no cold start); --peer-jobs N (default 2,000) and
 //                                              --peer-rounds N (default 3) make it shorter

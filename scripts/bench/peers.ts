@@ -3,11 +3,12 @@
 // worker mode and tick loops), and DBOS in one (its queue), on one workload. A job is 3 receipt
 // inserts, each its own transaction: for the peers a handler that inserts 3 rows into a receipts
 // table (primary key (job, step), on conflict do nothing; for DBOS 3 steps of a workflow); for us
-// a run of 3 `run` steps, whose receipts the engine writes. Jobs are enqueued first (untimed), then drained by 1 or 10 concurrent loops; each drain
-// has a fresh database. Each drain's CPU is counted in this process and in the database's server
-// backends, and, through the delaying proxy (--rtt), its round trips. Latency is enqueue to
-// completion of one job on an idle system, seen through LISTEN on a trigger that fires when the
-// job's completion commits. scripts/bench/peers-section.ts prints it all.
+// a run of 3 `run` steps, whose receipts the engine writes. Jobs are enqueued first (untimed),
+// then drained by 1 or 10 concurrent loops; each drain has a fresh database. Each drain's CPU is
+// counted in this process and in the database's server backends, and, through the delaying proxy
+// (--rtt), its round trips. Latency is enqueue to completion of one job on an idle system, seen
+// through LISTEN on a trigger that fires when the job's completion commits.
+// scripts/bench/peers-section.ts prints it all.
 import pg from "pg";
 import { type CpuSpent, measureSessionsCpu } from "./cpu";
 import { freshServerDatabase, SERVER_URL } from "./databases";
