@@ -40,19 +40,21 @@ const kindOf = (q: string) =>
       ? "rate holds"
       : /min\(wake_at\)/i.test(q)
         ? "next wake"
-        : /durable_claim_run/.test(q)
-          ? "claim"
-          : /durable_record_step/.test(q)
-            ? "receipt"
-            : /durable_finish_run/.test(q)
-              ? "finish"
-              : /^begin/i.test(q)
-                ? "begin"
-                : /^commit/i.test(q)
-                  ? "commit"
-                  : /rt_effects/.test(q)
-                    ? "effect"
-                    : q.slice(0, 30);
+        : /durable_claim_runs/.test(q)
+          ? "claim batch"
+          : /durable_claim_run/.test(q)
+            ? "claim"
+            : /durable_record_step/.test(q)
+              ? "receipt"
+              : /durable_finish_run/.test(q)
+                ? "finish"
+                : /^begin/i.test(q)
+                  ? "begin"
+                  : /^commit/i.test(q)
+                    ? "commit"
+                    : /rt_effects/.test(q)
+                      ? "effect"
+                      : q.slice(0, 30);
 
 it("claim 1, run step 1, tx step its statement + 3, the last step, the completion and the next claim 1", async () => {
   await durable.start(rt, {}, { id: "rt-1" });
@@ -82,6 +84,18 @@ it("a tick loop's completion claims its next run: two runs cost one claim statem
   expect(kinds.filter((k) => k === "claim")).toEqual(["claim"]);
   expect(kinds.filter((k) => k === "finish + claim")).toHaveLength(2);
   expect(kinds).toHaveLength(1 + 2 * 6 + 1); // the claim, 6 a run, the tick's one next-wake read
+});
+
+it("a tick of 4 loops claims its 4 runs in one batch statement: a claim costs 1/4 of a round trip a run", async () => {
+  for (let i = 1; i <= 4; i++) await durable.start(rt, {}, { id: `rt-batch-${i}` });
+  statements.length = 0;
+  expect(await durable.tick({ budgetMs: 40_000, concurrency: 4 })).toMatchObject({ claimed: 4, completed: 4 });
+  const kinds = statements.map(kindOf);
+  expect(kinds.filter((k) => k === "claim batch")).toEqual(["claim batch"]);
+  expect(kinds.filter((k) => k === "claim")).toEqual([]);
+  // Each loop's completion still chains its own next claim (finding none here).
+  expect(kinds.filter((k) => k === "finish + claim")).toHaveLength(4);
+  expect(kinds).toHaveLength(1 + 4 * 6 + 1); // the batch, 6 a run (as above), the tick's one next-wake read
 });
 
 it("advance(id) of one run does not chain a claim onto its completion", async () => {

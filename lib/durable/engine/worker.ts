@@ -126,7 +126,14 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
           const held = carried;
           carried = null;
           const onClaimed = () => (held.chained ? waker.wakeOne() : undefined);
-          const advanced = await deps.claimAndAdvance(held.deadline, deps.budgetMs, signal, onClaimed, held.claim, chain);
+          const advanced = await deps.claimAndAdvance(
+            held.deadline,
+            deps.budgetMs,
+            signal,
+            onClaimed,
+            held.claim,
+            chain,
+          );
           if (advanced) {
             countAdvanced(report, advanced);
             // It may have parked with a wake time earlier than the one the idle loops wait for.
