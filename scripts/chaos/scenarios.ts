@@ -651,6 +651,120 @@ function nemesis(workers: Worker[], random: () => number, spawn: () => Worker): 
   return "pause";
 }
 
+/**
+ * 12: workers whose ticks claim batches (TICK_CONCURRENCY 6: a tick's first claim takes a run for
+ * each of its loops in one statement) SIGKILLed while they hold a batch. First each one at the
+ * failpoint after its first claim, holding its whole batch, with nothing of it started; then a
+ * nemesis kills busy ones while their runs execute. Every run a killed batch held is healed once
+ * (its next claim counts the lost claim and logs one heal), none lost; I1–I10 check the rest.
+ */
+export async function killHoldingBatches(scale: Scale): Promise<ScenarioResult> {
+  const batch = 6;
+  const killedAtClaim = scale.full ? 12 : 4;
+  const runs = scale.full ? 1_500 : 300;
+  const durationMs = scale.full ? 30_000 : 10_000;
+  const random = seeded(scale.seed + 12);
+  const { url, db } = await createChaosDatabase("durable_chaos_batches");
+  await startRuns(db, runs, () => [Math.floor(random() * 100), Math.floor(random() * 60)]);
+  const env = { TICK_CONCURRENCY: String(batch) };
+  const problems: string[] = [];
+  const exits = await Promise.all(
+    Array.from(
+      { length: killedAtClaim },
+      () => spawnWorker(url, { ...env, DURABLE_FAILPOINT: "claim.after:kill", IDLE_EXIT_MS: "800" }).exited,
+    ),
+  );
+  const killed = exits.filter(({ signal, output }) => signal === "SIGKILL" && output.includes("FAILPOINT")).length;
+  if (killed !== killedAtClaim)
+    problems.push(`${killedAtClaim} workers to kill at their first claim, ${killed} killed`);
+  // What the killed batches hold: every run claimed now (no worker is left to run one).
+  const held = (
+    await sql<{ id: string }>`select id from durable_runs where status = 'running' order by id`.execute(db)
+  ).rows.map((r) => r.id);
+  if (held.length !== killedAtClaim * batch) {
+    problems.push(`${killedAtClaim} killed batches of ${batch} held ${held.length} runs`);
+  }
+  mark("batches killed at their claim");
+  const storm = await killBusyBatches(url, { durationMs, random, env });
+  mark("nemesis done, workers killed");
+  problems.push(...(await drain(url, db)));
+  return {
+    id: "12",
+    name: `workers killed holding a batch of ${batch} claimed runs (seed ${scale.seed})`,
+    db,
+    problems,
+    counts: {
+      runs,
+      "workers killed at their batch's claim": killed,
+      "runs their batches held": held.length,
+      "workers killed while their batch ran": storm,
+      heals: await events(db, ["heal"]),
+    },
+    invariants: (checked) => checkBatchHeals(checked, held),
+  };
+}
+
+/** Scenario 12's nemesis: 4 batch-claiming workers, one SIGKILLed (and replaced) every 0.3–0.8 s. */
+async function killBusyBatches(
+  url: string,
+  o: { durationMs: number; random: () => number; env: Record<string, string> },
+): Promise<number> {
+  const env = { ...o.env, IDLE_EXIT_MS: String(o.durationMs + 5_000) };
+  const workers = Array.from({ length: 4 }, () => spawnWorker(url, env));
+  let kills = 0;
+  const end = performance.now() + o.durationMs;
+  while (performance.now() < end) {
+    await sleep(300 + o.random() * 500);
+    const candidates = workers.flatMap((worker, index) => (ready(worker) ? [index] : []));
+    if (candidates.length === 0) continue;
+    const index = candidates[Math.floor(o.random() * candidates.length)]!;
+    workers[index]!.child.kill("SIGKILL");
+    workers[index] = spawnWorker(url, env);
+    kills++;
+  }
+  for (const w of workers) w.child.kill("SIGKILL");
+  await Promise.all(workers.map((w) => w.exited));
+  return kills;
+}
+
+/**
+ * Scenario 12's own invariants: each run a batch killed at its claim held ended completed with
+ * exactly one lost claim and one heal, and over all runs every lost claim was healed once.
+ */
+async function checkBatchHeals(db: Kysely<any>, held: string[]): Promise<InvariantResult[]> {
+  const heldRuns = await sql<{ id: string }>`
+    select r.id, r.status, r.lost_claims,
+           (select count(*)::int from durable_events e where e.run_id = r.id and e.kind = 'heal') as heals
+      from durable_runs r
+     where r.id in (select jsonb_array_elements_text(${JSON.stringify(held)}::jsonb))
+       and (r.status <> 'completed' or r.lost_claims <> 1
+            or (select count(*) from durable_events e where e.run_id = r.id and e.kind = 'heal') <> 1)`.execute(db);
+  const unhealed = await sql<{ id: string }>`
+    select r.id, r.lost_claims,
+           (select count(*)::int from durable_events e where e.run_id = r.id and e.kind = 'heal') as heals,
+           (select count(*)::int from chaos_claims c where c.run_id = r.id and c.previous_status = 'running') as lost
+      from durable_runs r
+     where r.lost_claims <> (select count(*) from durable_events e where e.run_id = r.id and e.kind = 'heal')
+        or r.lost_claims <> (select count(*) from chaos_claims c
+                              where c.run_id = r.id and c.previous_status = 'running')`.execute(db);
+  const all = await sql<{ n: number }>`select count(*)::int as n from durable_runs`.execute(db);
+  const show = (found: object[]) => found.slice(0, 5).map((r) => JSON.stringify(r));
+  return [
+    {
+      id: "B1",
+      name: "each run of a batch killed at its claim: completed, healed once",
+      checked: held.length,
+      violations: show(heldRuns.rows),
+    },
+    {
+      id: "B2",
+      name: "every lost claim healed once (lost_claims = heal events = takeovers)",
+      checked: all.rows[0]!.n,
+      violations: show(unhealed.rows),
+    },
+  ];
+}
+
 /** By docs/invariants.md scenario number (2 and 3 are failpoints of 1). */
 export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<ScenarioResult>]> = [
   ["1-3", crashAtEveryFailpoint],
@@ -663,4 +777,5 @@ export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<Scenari
   ["9", load],
   ["10", fanOut],
   ["11", parentsAndChildren],
+  ["12", killHoldingBatches],
 ];

@@ -70,7 +70,7 @@ async function startMix(durable: Durable, db: Kysely<any>): Promise<void> {
 
 /** Every run as a claim leaves it: status, fence, attempts, and whether it was held far ahead. */
 async function snapshot(db: Kysely<any>) {
-  const { rows } = await sql<{ id: string }>`
+  const { rows } = await sql<{ id: string; status: string; fence: number; held: boolean }>`
     select id, status, fence, attempts, wake_at > durable_now() + interval '10 minutes' as held
     from durable_runs order by id`.execute(db);
   return rows;
@@ -101,13 +101,13 @@ describe("a batch of N against N single claims on the same data", () => {
     // The mix: by priority first; 2 runs of each key; 3 first claims of the rate key, its other
     // runs held; other versions left alone; runs past their deadline ended.
     const rows = await snapshot(a.db);
-    const running = rows.filter((r: any) => r.status === "running").map((r: any) => r.id);
+    const running = rows.filter((r) => r.status === "running").map((r) => r.id);
     expect(running.filter((id: string) => id.startsWith("keyed-"))).toHaveLength(6);
     expect(running.filter((id: string) => id.startsWith("rated-"))).toHaveLength(3);
-    expect(rows.filter((r: any) => r.held).length).toBeGreaterThan(0);
-    expect(rows.find((r: any) => r.id === "plain-3")).toMatchObject({ status: "pending", fence: 0 });
-    expect(rows.find((r: any) => r.id === "plain-7")).toMatchObject({ status: "failed" });
-    expect(running.every((id: string) => rows.find((r: any) => r.id === id)!.fence === 1)).toBe(true);
+    expect(rows.filter((r) => r.held).length).toBeGreaterThan(0);
+    expect(rows.find((r) => r.id === "plain-3")).toMatchObject({ status: "pending", fence: 0 });
+    expect(rows.find((r) => r.id === "plain-7")).toMatchObject({ status: "failed" });
+    expect(running.every((id: string) => rows.find((r) => r.id === id)!.fence === 1)).toBe(true);
   });
 });
 
