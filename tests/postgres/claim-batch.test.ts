@@ -127,7 +127,7 @@ describe("racing batch claimers", () => {
     );
   });
 
-  it(`${CLAIMERS} pools claiming batches at once: each run once under fence 1, none lost, keys within limits`, async () => {
+  it(`${CLAIMERS} pools claiming batches at once: each run once, fence 1, none lost, keys in limits`, async () => {
     const pools = await Promise.all(
       Array.from({ length: CLAIMERS }, async () => {
         const db = await connect(setup.url, { driver: "pg", poolSize: 2 });
