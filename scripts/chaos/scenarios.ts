@@ -704,13 +704,20 @@ export async function killHoldingBatches(scale: Scale): Promise<ScenarioResult> 
   };
 }
 
-/** Scenario 12's nemesis: 4 batch-claiming workers, one SIGKILLed (and replaced) every 0.3–0.8 s. */
+/**
+ * Scenario 12's nemesis: 4 batch-claiming workers, two ticking and two in worker mode (6 loops,
+ * whose idle loops are claimed for in one statement), one SIGKILLed (and replaced) every 0.3–0.8 s.
+ */
 async function killBusyBatches(
   url: string,
   o: { durationMs: number; random: () => number; env: Record<string, string> },
 ): Promise<number> {
-  const env = { ...o.env, IDLE_EXIT_MS: String(o.durationMs + 5_000) };
-  const workers = Array.from({ length: 4 }, () => spawnWorker(url, env));
+  const envs: Record<string, string>[] = [
+    { ...o.env, IDLE_EXIT_MS: String(o.durationMs + 5_000) },
+    { WORK_CONCURRENCY: o.env.TICK_CONCURRENCY!, IDLE_EXIT_MS: String(o.durationMs + 5_000) },
+  ];
+  const spawn = (index: number) => spawnWorker(url, envs[index % 2]!);
+  const workers = Array.from({ length: 4 }, (_, index) => spawn(index));
   let kills = 0;
   const end = performance.now() + o.durationMs;
   while (performance.now() < end) {
@@ -719,7 +726,7 @@ async function killBusyBatches(
     if (candidates.length === 0) continue;
     const index = candidates[Math.floor(o.random() * candidates.length)]!;
     workers[index]!.child.kill("SIGKILL");
-    workers[index] = spawnWorker(url, env);
+    workers[index] = spawn(index);
     kills++;
   }
   for (const w of workers) w.child.kill("SIGKILL");
