@@ -136,8 +136,9 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
           );
           if (advanced) {
             countAdvanced(report, advanced);
-            // It may have parked with a wake time earlier than the one the idle loops wait for.
-            waker.retime();
+            // It may have parked with a wake time earlier than the one the idle loops wait for (a run
+            // made due now, by an end or a release, is notified).
+            if (advanced.outcome === "waiting") waker.retime();
             if (chain.claimed) carried = { claim: chain.claimed, deadline: nextDeadline, chained: true };
             // The completion's claim found nothing due: the loop goes idle as after an empty claim.
             if (chain.claimed !== null) {
@@ -201,8 +202,10 @@ type Sleeper = (handed: Carried | null) => void;
  * until the next run wakes.
  */
 class Waker {
-  /** Counts wake-ups: a loop that missed one while it was claiming does not go to sleep. */
+  /** Counts wake-ups (a notification, the timer, a stop): a loop that missed one while it worked does not sleep. */
   generation = 0;
+  /** Counts moves of the next wake time: the timer reads it again. */
+  private epoch = 0;
   private stopListening: StopListening | null = null;
   private relistenAt = 0;
   private readonly sleepers: Sleeper[] = [];
@@ -293,6 +296,7 @@ class Waker {
 
   /** Wakes one idle loop; with none asleep, the next loop about to sleep does not. */
   wakeOne(): void {
+    this.generation++;
     this.retime();
     this.sleepers.shift()?.(null);
   }
@@ -319,11 +323,12 @@ class Waker {
 
   /** The next wake time may have moved: the timer is set again, after a fresh read. */
   retime(): void {
-    this.generation++;
+    this.epoch++;
     this.changed?.();
   }
 
   private wakeAll(): void {
+    this.generation++;
     this.retime();
     for (const wake of this.sleepers.splice(0)) wake(null);
   }
@@ -342,37 +347,46 @@ class Waker {
     });
   }
 
-  /** Wakes one loop when the next run is due by time (or at the poll interval). */
+  /**
+   * Wakes one loop when the next run is due by time (or at the poll interval). While loops sleep,
+   * a move of the wake time (retime) only makes it read the time again: the sleepers stay asleep.
+   */
   private async keepTime(): Promise<void> {
     this.timing = true;
-    const seen = this.generation;
+    let due = false;
     try {
-      if (!this.stopListening && Date.now() >= this.relistenAt) await this.listen();
-      const cap = this.stopListening ? LISTENING_POLL_MS : this.pollMs;
-      const untilWake = await msUntilNextWake(this.deps.db, this.deps.workflows);
-      // Due now but not claimed (held by a concurrency limit, or by another claimer): poll.
-      const ms = untilWake === null ? cap : untilWake <= 0 ? this.pollMs : Math.min(cap, Math.ceil(untilWake));
-      // Until the time comes, or until the wake time may have moved (then the next idle loop reads it).
-      if (this.generation === seen) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            clearTimeout(timer);
-            this.changed = null;
-            resolve();
-          };
-          // Past Node's timer limit setTimeout fires at once: wake at the limit, which only reads
-          // the next wake time again (docs/rules.md, rule 19).
-          const timer = setTimeout(done, Math.min(Math.max(ms, 1), MAX_TIMER_MS));
-          this.changed = done;
-        });
-      }
+      while (!due && this.sleepers.length > 0 && !this.signal.aborted) due = await this.untilWakeTime();
     } catch (error) {
       this.deps.log(`worker: reading the next wake time failed (${(error as Error)?.message ?? error})`);
       await this.pause(this.pollMs);
+      due = true;
     } finally {
       this.timing = false;
     }
-    if (this.generation === seen) this.wakeOne();
+    if (due) this.wakeOne();
+  }
+
+  /** Waits until the next run is due by time (true), or until the wake time may have moved (false). */
+  private async untilWakeTime(): Promise<boolean> {
+    const epoch = this.epoch;
+    if (!this.stopListening && Date.now() >= this.relistenAt) await this.listen();
+    const cap = this.stopListening ? LISTENING_POLL_MS : this.pollMs;
+    const untilWake = await msUntilNextWake(this.deps.db, this.deps.workflows);
+    // Due now but not claimed (held by a concurrency limit, or by another claimer): poll.
+    const ms = untilWake === null ? cap : untilWake <= 0 ? this.pollMs : Math.min(cap, Math.ceil(untilWake));
+    if (this.epoch !== epoch) return false;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.changed = null;
+        resolve();
+      };
+      // Past Node's timer limit setTimeout fires at once: wake at the limit, which only reads
+      // the next wake time again (docs/rules.md, rule 19).
+      const timer = setTimeout(done, Math.min(Math.max(ms, 1), MAX_TIMER_MS));
+      this.changed = done;
+    });
+    return this.epoch === epoch;
   }
 
   /** Stops listening, once the housekeeping in flight is done (the database may close next). */
