@@ -4,7 +4,9 @@
 // separated, names the failpoints it draws from), a skewed clock (CLOCK_SKEW_MS, via
 // skew-clock.mjs). TICK_CONCURRENCY advances several runs per tick; FAN_OUT calls the tick route
 // instead, which fans out to itself up to FAN_OUT more times: invocations sharing one instance, as
-// on Fluid compute, and dying with it. It prints READY as it starts ticking.
+// on Fluid compute, and dying with it. WORK_CONCURRENCY runs worker mode (`work()`, that many
+// loops, budgets of WORKER_BUDGET_MS) instead of ticks, for IDLE_EXIT_MS in all. It prints READY as
+// it starts ticking (or working).
 import pg from "pg";
 import { armFailpoint, type FailpointName } from "../../lib/durable/engine/failpoints";
 import { connect, createDurable } from "../../lib/durable";
@@ -19,6 +21,7 @@ const idleExitMs = Number(process.env.IDLE_EXIT_MS ?? 6_000);
 const killRate = Number(process.env.KILL_RATE ?? 0);
 const tickConcurrency = Number(process.env.TICK_CONCURRENCY ?? 1);
 const fanOut = Number(process.env.FAN_OUT ?? 0);
+const workConcurrency = Number(process.env.WORK_CONCURRENCY ?? 0);
 const random = seeded(Number(process.env.SEED ?? 1));
 const points = (process.env.KILL_POINTS?.split(",") as FailpointName[] | undefined) ?? [
   "claim.after",
@@ -40,7 +43,7 @@ const durable = createDurable({
   workflows: chaosWorkflows,
   secrets: { durable: "chaos" },
   tickConcurrency,
-  defaults: { lease: "1s", margin: "300ms" },
+  defaults: { lease: "1s", margin: "300ms", budget: `${budgetMs}ms` },
   log: () => {},
 });
 
@@ -63,6 +66,15 @@ async function invoke(): Promise<number> {
   const report = await response.json();
   await routes.idle();
   return report.claimed + report.fannedOut;
+}
+
+if (workConcurrency > 0) {
+  process.stdout.write("READY\n");
+  const report = await durable.work({ concurrency: workConcurrency, signal: AbortSignal.timeout(idleExitMs) });
+  process.stdout.write(`EXIT claimed=${report.claimed}\n`);
+  await durable.close();
+  await sinkPool.end();
+  process.exit(0);
 }
 
 let idleSince = performance.now();

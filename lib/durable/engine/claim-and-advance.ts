@@ -1,7 +1,7 @@
 // One claim and one pass over the claimed run: what a tick's loops, a worker's loops and
 // `advance(id)` all do (docs/layout.md, "The path of a tick, file by file").
 import type { ClaimedRun, ClaimRequest } from "../store";
-import { claimDueRun } from "../store";
+import { claimDueRun, claimDueRuns } from "../store";
 import { type AdvanceOutcome, advanceClaimedRun, type ClaimChain } from "./advance";
 import { checkBudgetMs } from "./check-range";
 import { versionKey } from "./define-workflow";
@@ -76,6 +76,20 @@ export function chainedClaim(
     limits: instance.limits,
     rates: instance.rates,
   };
+}
+
+/**
+ * Claims up to `count` due runs in one statement, each with this lease (docs/decisions.md, "Batched
+ * claims"): a worker's idle loops, a tick's first claim for its loops. Only for loops that are free
+ * to advance each run at once, so that no lease runs down while a run waits in memory.
+ */
+export function claimBatch(
+  instance: DurableInstance,
+  count: number,
+  leaseMs: number,
+  exclude: readonly string[] = [],
+): Promise<ClaimedRun[]> {
+  return claimDueRuns(instance.db, chainedClaim(instance, leaseMs, exclude), count);
 }
 
 /**

@@ -5,7 +5,7 @@
 import type { TickReport } from "../schemas";
 import { type ClaimedRun, failUnknownVersions, readNextWake } from "../store";
 import type { ClaimChain } from "./advance";
-import { chainedClaim, claimAndAdvance } from "./claim-and-advance";
+import { chainedClaim, claimAndAdvance, claimBatch } from "./claim-and-advance";
 import { checkBudgetMs, checkRange } from "./check-range";
 import { assertOpen, type DurableInstance } from "./instance";
 import { countAdvanced, emptyTickReport, runLoops } from "./loops";
@@ -81,8 +81,13 @@ async function runClaimLoops(
   const yielded: string[] = [];
   // Stop claiming once what is left cannot fit the default lease plus the margin (rule 11).
   const fits = () => deadline - instance.now() >= leaseMs + marginMs;
-  await runLoops(concurrency, async () => {
-    let carried: ClaimedRun | null = null;
+  // With more than one loop, the first claim is one batch for all of them (docs/decisions.md,
+  // "Batched claims"); a loop it found nothing for ends, as after an empty claim.
+  const first =
+    concurrency > 1 && fits() ? await claimBatch(instance, concurrency, deadline - instance.now() + marginMs) : null;
+  await runLoops(concurrency, async (index) => {
+    let carried: ClaimedRun | null = first?.[index] ?? null;
+    if (first && !carried) return;
     // A run the last completion claimed is advanced whatever is left: it holds its lease.
     while (carried || fits()) {
       const chain: ClaimChain = {

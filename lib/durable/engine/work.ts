@@ -1,7 +1,7 @@
 // `work()`: worker mode's wiring to the instance. The loops, the LISTEN/NOTIFY wake-ups and the
 // stop live in worker.ts; this gives them the instance's claims and a tick's housekeeping.
 import { failUnknownVersions } from "../store";
-import { chainedClaim, claimAndAdvance } from "./claim-and-advance";
+import { chainedClaim, claimAndAdvance, claimBatch } from "./claim-and-advance";
 import { assertOpen, type DurableInstance } from "./instance";
 import { releaseChangedRateHolds } from "./rate-holds";
 import { runWorker, type WorkOptions, type WorkReport } from "./worker";
@@ -21,6 +21,7 @@ export async function workUntilStopped(instance: DurableInstance, options: WorkO
       claimAndAdvance: (deadline, budget, release, onClaimed, carried, chain) =>
         claimAndAdvance(instance, deadline, budget, { release, onClaimed, carried, chain }),
       nextClaim: (leaseMs) => chainedClaim(instance, leaseMs),
+      claimRuns: (count, leaseMs) => claimBatch(instance, count, leaseMs),
       housekeeping: async () => {
         const started = await instance.scheduler.startDue();
         if (instance.unknownVersion === "fail") await failUnknownVersions(db, registry.versions, 100);

@@ -60,6 +60,8 @@ export interface WorkerDeps {
   ): Promise<Advanced | null>;
   /** The claim a completion chains for the loop, with this lease (ms). */
   nextClaim(leaseMs: number): ClaimRequest;
+  /** Claims up to `count` due runs in one statement, each with this lease (ms; docs/decisions.md, "Batched claims"). */
+  claimRuns(count: number, leaseMs: number): Promise<ClaimedRun[]>;
   /**
    * What a tick does besides claiming: start due schedule slots, fail runs of unknown versions
    * (unknownVersion "fail"), a retention slice. Answers the runs it started for schedule slots.
@@ -99,13 +101,18 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
   const timer = setInterval(() => void waker.housekeeping(), housekeepingMs);
   try {
     await runLoops(concurrency, async () => {
-      // A run the last completion claimed for this loop, and the deadline its lease was taken for.
-      let carried: { claim: ClaimedRun; deadline: number } | null = null;
+      // A run claimed for this loop (by a batch, or by the last completion) and the deadline its lease covers.
+      let carried: Carried | null = null;
       // A stopping worker still advances a run it holds: it is given back at its first step.
       while (carried || !signal.aborted) {
         const seen = waker.generation;
         try {
-          const deadline = carried?.deadline ?? performance.now() + deps.budgetMs;
+          carried ??= await claimForFreeLoops(deps, waker);
+          if (!carried) {
+            await waker.housekeeping();
+            carried = await waker.idle(seen);
+            continue;
+          }
           let nextDeadline = 0;
           const chain: ClaimChain = {
             request: () => {
@@ -114,23 +121,25 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
               return deps.nextClaim(deps.budgetMs + deps.marginMs);
             },
           };
-          // A loop that got a run wakes the next idle one: a burst pulls in every loop in turn, and
-          // a single run costs one claim, not one claim per idle loop.
-          const held = carried?.claim ?? null;
+          // A loop whose completion claimed a run wakes an idle one, which claims for every idle loop:
+          // runs may have come due by time. A batch already claimed for every idle loop.
+          const held = carried;
           carried = null;
+          const onClaimed = () => (held.chained ? waker.wakeOne() : undefined);
           const advanced = await deps.claimAndAdvance(
-            deadline,
+            held.deadline,
             deps.budgetMs,
             signal,
-            () => waker.wakeOne(),
-            held,
+            onClaimed,
+            held.claim,
             chain,
           );
           if (advanced) {
             countAdvanced(report, advanced);
-            // It may have parked with a wake time earlier than the one the idle loops wait for.
-            waker.retime();
-            if (chain.claimed) carried = { claim: chain.claimed, deadline: nextDeadline };
+            // It may have parked with a wake time earlier than the one the idle loops wait for (a run
+            // made due now, by an end or a release, is notified).
+            if (advanced.outcome === "waiting") waker.retime();
+            if (chain.claimed) carried = { claim: chain.claimed, deadline: nextDeadline, chained: true };
             // The completion's claim found nothing due: the loop goes idle as after an empty claim.
             if (chain.claimed !== null) {
               await waker.betweenRuns();
@@ -138,7 +147,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
             }
           }
           await waker.housekeeping();
-          await waker.idle(seen);
+          carried = await waker.idle(seen);
         } catch (error) {
           deps.log(`worker: ${(error as Error)?.message ?? error}; trying again in ${pollMs} ms`);
           await waker.pause(pollMs);
@@ -152,9 +161,40 @@ export async function runWorker(deps: WorkerDeps, options: WorkOptions): Promise
   return report;
 }
 
+/** A run claimed for a loop, the deadline its lease covers, and whether a completion chained its claim. */
+interface Carried {
+  claim: ClaimedRun;
+  deadline: number;
+  chained: boolean;
+}
+
+/**
+ * Claims for this loop and every idle one in one statement (docs/decisions.md, "Batched claims").
+ * The idle loops are taken off the sleepers first, so no other loop claims for them too, and each
+ * run claimed is handed at once to one of them: a run never waits in memory while its lease runs
+ * down. Answers this loop's run, or null when nothing claimable was due.
+ */
+async function claimForFreeLoops(deps: WorkerDeps, waker: Waker): Promise<Carried | null> {
+  const since = waker.generation;
+  const idle = waker.takeSleepers();
+  // The lease covers the deadline plus the margin (docs/rules.md, rule 11a): it is taken after this.
+  const deadline = performance.now() + deps.budgetMs;
+  let claims: ClaimedRun[] = [];
+  try {
+    claims = await deps.claimRuns(1 + idle.length, deps.budgetMs + deps.marginMs);
+  } finally {
+    const handed = claims.slice(1).map((claim) => ({ claim, deadline, chained: false }));
+    waker.handOut(idle, handed, since);
+  }
+  return claims[0] ? { claim: claims[0], deadline, chained: false } : null;
+}
+
 function emptyWorkReport(): Omit<WorkReport, "listening"> {
   return { claimed: 0, completed: 0, waiting: 0, failed: 0, yielded: 0, healed: 0, scheduled: 0 };
 }
+
+/** An idle loop's wake-up: with the run a batch claimed for it, or null (claim). */
+type Sleeper = (handed: Carried | null) => void;
 
 /**
  * Wakes idle loops, one at a time: on a notification, at the next wake time, or at the poll
@@ -162,11 +202,13 @@ function emptyWorkReport(): Omit<WorkReport, "listening"> {
  * until the next run wakes.
  */
 class Waker {
-  /** Counts wake-ups: a loop that missed one while it was claiming does not go to sleep. */
+  /** Counts wake-ups (a notification, the timer, a stop): a loop that missed one while it worked does not sleep. */
   generation = 0;
+  /** Counts moves of the next wake time: the timer reads it again. */
+  private epoch = 0;
   private stopListening: StopListening | null = null;
   private relistenAt = 0;
-  private readonly sleepers: (() => void)[] = [];
+  private readonly sleepers: Sleeper[] = [];
   private timing = false;
   private changed: (() => void) | null = null;
   private lastHousekeeping = 0;
@@ -241,29 +283,54 @@ class Waker {
     await new Promise((resolve) => setImmediate(resolve));
   }
 
-  /** Sleeps until woken, unless a wake-up came since generation `seen`. */
-  idle(seen: number): Promise<void> {
-    if (this.generation !== seen || this.signal.aborted) return Promise.resolve();
-    const asleep = new Promise<void>((resolve) => this.sleepers.push(resolve));
+  /**
+   * Sleeps until woken, unless a wake-up came since generation `seen`. Answers the run a batch
+   * claimed for this loop, or null: woken to claim.
+   */
+  idle(seen: number): Promise<Carried | null> {
+    if (this.generation !== seen || this.signal.aborted) return Promise.resolve(null);
+    const asleep = new Promise<Carried | null>((resolve) => this.sleepers.push(resolve));
     if (!this.timing) void this.keepTime();
     return asleep;
   }
 
   /** Wakes one idle loop; with none asleep, the next loop about to sleep does not. */
   wakeOne(): void {
+    this.generation++;
     this.retime();
-    this.sleepers.shift()?.();
+    this.sleepers.shift()?.(null);
+  }
+
+  /** Takes every idle loop off the sleepers: a batch claims for them (see claimForFreeLoops). */
+  takeSleepers(): Sleeper[] {
+    return this.sleepers.splice(0);
+  }
+
+  /**
+   * Hands each run a batch claimed to one of the loops it was claimed for; the others go back to
+   * sleep, and one of them wakes if a wake-up came while they were taken (generation `since`).
+   */
+  handOut(idle: Sleeper[], runs: Carried[], since: number): void {
+    idle.forEach((wake, index) => {
+      if (index < runs.length) wake(runs[index]!);
+      else if (this.signal.aborted) wake(null);
+      else this.sleepers.push(wake);
+    });
+    if (this.sleepers.length === 0) return;
+    if (this.generation !== since) this.wakeOne();
+    else if (!this.timing) void this.keepTime();
   }
 
   /** The next wake time may have moved: the timer is set again, after a fresh read. */
   retime(): void {
-    this.generation++;
+    this.epoch++;
     this.changed?.();
   }
 
   private wakeAll(): void {
+    this.generation++;
     this.retime();
-    for (const wake of this.sleepers.splice(0)) wake();
+    for (const wake of this.sleepers.splice(0)) wake(null);
   }
 
   /** Sleeps `ms` (a database error waited out), woken early only by a stop. */
@@ -280,37 +347,46 @@ class Waker {
     });
   }
 
-  /** Wakes one loop when the next run is due by time (or at the poll interval). */
+  /**
+   * Wakes one loop when the next run is due by time (or at the poll interval). While loops sleep,
+   * a move of the wake time (retime) only makes it read the time again: the sleepers stay asleep.
+   */
   private async keepTime(): Promise<void> {
     this.timing = true;
-    const seen = this.generation;
+    let due = false;
     try {
-      if (!this.stopListening && Date.now() >= this.relistenAt) await this.listen();
-      const cap = this.stopListening ? LISTENING_POLL_MS : this.pollMs;
-      const untilWake = await msUntilNextWake(this.deps.db, this.deps.workflows);
-      // Due now but not claimed (held by a concurrency limit, or by another claimer): poll.
-      const ms = untilWake === null ? cap : untilWake <= 0 ? this.pollMs : Math.min(cap, Math.ceil(untilWake));
-      // Until the time comes, or until the wake time may have moved (then the next idle loop reads it).
-      if (this.generation === seen) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            clearTimeout(timer);
-            this.changed = null;
-            resolve();
-          };
-          // Past Node's timer limit setTimeout fires at once: wake at the limit, which only reads
-          // the next wake time again (docs/rules.md, rule 19).
-          const timer = setTimeout(done, Math.min(Math.max(ms, 1), MAX_TIMER_MS));
-          this.changed = done;
-        });
-      }
+      while (!due && this.sleepers.length > 0 && !this.signal.aborted) due = await this.untilWakeTime();
     } catch (error) {
       this.deps.log(`worker: reading the next wake time failed (${(error as Error)?.message ?? error})`);
       await this.pause(this.pollMs);
+      due = true;
     } finally {
       this.timing = false;
     }
-    if (this.generation === seen) this.wakeOne();
+    if (due) this.wakeOne();
+  }
+
+  /** Waits until the next run is due by time (true), or until the wake time may have moved (false). */
+  private async untilWakeTime(): Promise<boolean> {
+    const epoch = this.epoch;
+    if (!this.stopListening && Date.now() >= this.relistenAt) await this.listen();
+    const cap = this.stopListening ? LISTENING_POLL_MS : this.pollMs;
+    const untilWake = await msUntilNextWake(this.deps.db, this.deps.workflows);
+    // Due now but not claimed (held by a concurrency limit, or by another claimer): poll.
+    const ms = untilWake === null ? cap : untilWake <= 0 ? this.pollMs : Math.min(cap, Math.ceil(untilWake));
+    if (this.epoch !== epoch) return false;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.changed = null;
+        resolve();
+      };
+      // Past Node's timer limit setTimeout fires at once: wake at the limit, which only reads
+      // the next wake time again (docs/rules.md, rule 19).
+      const timer = setTimeout(done, Math.min(Math.max(ms, 1), MAX_TIMER_MS));
+      this.changed = done;
+    });
+    return this.epoch === epoch;
   }
 
   /** Stops listening, once the housekeeping in flight is done (the database may close next). */

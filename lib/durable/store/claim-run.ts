@@ -56,11 +56,36 @@ export async function claimDueRun(db: DurableDb, request: ClaimRequest): Promise
     const { rows } = await sql<{ claimed: RowObject | null }>`
       select durable_claim_run(${p.workflows}::jsonb, ${request.runId ?? null}::text, ${p.leaseMs}::bigint,
                                ${p.exclude}::jsonb, ${p.limits}::jsonb, ${p.versions}::jsonb,
-                               ${p.rates}::jsonb, true) as claimed`.execute(db);
+                               ${p.rates}::jsonb, true, true) as claimed`.execute(db);
     const answer = toClaimAnswer(rows[0]?.claimed ?? null);
     if (answer !== "more") return answer;
   }
   return null;
+}
+
+/**
+ * Claims up to `count` due runs in one round trip (durable_claim_runs; docs/decisions.md, "Batched
+ * claims"): each under its own fence and lease, by the same order, keys, limits and rates as that
+ * many claimDueRun calls. Fewer runs than `count`: nothing more was claimable. A batch that stopped
+ * at a bound is asked again for the rest, as claimDueRun asks again. A count of 1 is claimDueRun.
+ */
+export async function claimDueRuns(db: DurableDb, request: ClaimRequest, count: number): Promise<ClaimedRun[]> {
+  if (count <= 1) {
+    const claim = await claimDueRun(db, { ...request, runId: undefined });
+    return claim ? [claim] : [];
+  }
+  const p = claimParameters(request);
+  const claims: ClaimedRun[] = [];
+  for (let round = 0; round < MORE_ROUNDS && claims.length < count; round++) {
+    const { rows } = await sql<{ claimed: RowObject }>`
+      select durable_claim_runs(${count - claims.length}::integer, ${p.workflows}::jsonb, ${p.leaseMs}::bigint,
+                                ${p.exclude}::jsonb, ${p.limits}::jsonb, ${p.versions}::jsonb,
+                                ${p.rates}::jsonb) as claimed`.execute(db);
+    const answer = rows[0]!.claimed;
+    for (const claimed of answer.claims as RowObject[]) claims.push(toClaimedRun(claimed)!);
+    if (!answer.more) break;
+  }
+  return claims;
 }
 
 /** A claim request as durable_claim_run's arguments take it (also sent by finishRunAndClaim). */

@@ -9,7 +9,7 @@ export { failUnknownVersions } from "./fail-unknown-versions";
 export { releaseRateHolds } from "./release-rate-holds";
 export { advanceSchedule, planSchedule, readSchedules, type ScheduleRecord } from "./schedules";
 export { msUntilNextWake, type NextWake, readNextWake } from "./next-wake";
-export { type ClaimedRun, type ClaimRequest, claimDueRun, type MailboxEntry } from "./claim-run";
+export { type ClaimedRun, type ClaimRequest, claimDueRun, claimDueRuns, type MailboxEntry } from "./claim-run";
 export { type ChildNotStarted, recordStep, type RecordResult } from "./record-step";
 export { appendStream } from "./append-stream";
 export { suspendRun, type Wait } from "./suspend-run";

@@ -407,6 +407,13 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb, p_more boolean)
  RETURNS jsonb
+ LANGUAGE sql
+AS $function$
+  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more, true)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb, p_more boolean, p_wait boolean)
+ RETURNS jsonb
  LANGUAGE plpgsql
 AS $function$
 declare
@@ -421,7 +428,8 @@ declare
   v_limit integer;
   v_prio integer;
   v_held timestamptz;
-  v_waited boolean := false;
+  -- Not p_wait: a batch's later claim (durable_claim_runs) only tries a key's lock, never waits.
+  v_waited boolean := not coalesce(p_wait, true);
   v_tries integer := 0;
   v_holds integer := 0;
   v_ended integer := 0;
@@ -571,6 +579,31 @@ begin
                   else '[]'::jsonb end,
     'mailbox', case when exists (select 1 from durable_signals where run_id = v_run.id and taken_by is null)
                     then durable_mailbox(v_run.id) else '[]'::jsonb end);
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_claim_runs(p_count integer, p_workflows jsonb, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_exclude jsonb := coalesce(p_exclude, '[]');
+  v_claims jsonb := '[]';
+  v_claim jsonb;
+  v_more boolean := false;
+begin
+  for v_index in 1 .. least(greatest(coalesce(p_count, 1), 1), 1000) loop
+    v_claim := durable_claim_run(p_workflows, null, p_lease_ms, v_exclude, p_limits, p_versions, p_rates,
+                                 true, v_index = 1);
+    exit when v_claim is null;
+    if v_claim ? 'more' then
+      v_more := true;
+      exit;
+    end if;
+    v_claims := v_claims || jsonb_build_array(v_claim);
+    v_exclude := v_exclude || jsonb_build_array(v_claim -> 'run' ->> 'id');
+  end loop;
+  return jsonb_build_object('claims', v_claims, 'more', v_more);
 end
 $function$;
 
@@ -775,7 +808,7 @@ begin
     return jsonb_build_object('finished', v_finished);
   end if;
   return jsonb_build_object('finished', v_finished, 'next',
-    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more));
+    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more, true));
 end
 $function$;
 

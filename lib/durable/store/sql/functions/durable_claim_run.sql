@@ -51,11 +51,15 @@
 -- The ledger is also read on a fork's first claim (forked_from): a fork starts with the source's
 -- receipts and attempts 0, so that its first claim is a first start to a rate limit (0012).
 --
+-- p_wait (function set 23): false for a batch's claims after its first (durable_claim_runs), which
+-- hold the runs they claimed: such a claim only tries a key's lock, so a claimer never waits for a
+-- lock while it holds one (a row's or a key's).
+--
 -- Answers { run, healed, now, steps, mailbox }, null when nothing is due, or { more: true }.
 
 create or replace function durable_claim_run(
   p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb,
-  p_rates jsonb, p_more boolean
+  p_rates jsonb, p_more boolean, p_wait boolean
 ) returns jsonb
 language plpgsql as $$
 declare
@@ -70,7 +74,8 @@ declare
   v_limit integer;
   v_prio integer;
   v_held timestamptz;
-  v_waited boolean := false;
+  -- Not p_wait: a batch's later claim (durable_claim_runs) only tries a key's lock, never waits.
+  v_waited boolean := not coalesce(p_wait, true);
   v_tries integer := 0;
   v_holds integer := 0;
   v_ended integer := 0;
@@ -221,6 +226,16 @@ begin
     'mailbox', case when exists (select 1 from durable_signals where run_id = v_run.id and taken_by is null)
                     then durable_mailbox(v_run.id) else '[]'::jsonb end);
 end
+$$;
+
+-- The eight-argument form (0012 and the function sets up to 22): a claim that may wait for its
+-- first key's lock, as every single claim may.
+create or replace function durable_claim_run(
+  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb,
+  p_rates jsonb, p_more boolean
+) returns jsonb
+language sql as $$
+  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more, true)
 $$;
 
 -- The seven-argument form (0010, 0011): answers null where the current claim answers { more: true },

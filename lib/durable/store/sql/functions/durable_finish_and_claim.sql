@@ -20,7 +20,7 @@ begin
     return jsonb_build_object('finished', v_finished);
   end if;
   return jsonb_build_object('finished', v_finished, 'next',
-    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more));
+    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more, true));
 end
 $$;
 
