@@ -2,7 +2,7 @@
 -- Types, columns and a trigger restated only; no function.
 --
 -- PostgreSQL evaluates every CHECK constraint of a table at every insert and update of a row, whatever
--- column changed: a claim, a receipt's update and an end each read and prepared the 15 of
+-- column changed: a claim, a receipt's update and an end each read and prepared the 14 of
 -- durable_runs. A domain's check runs only where a value of the domain is assigned or cast: at the
 -- insert, and at an update only for the columns it sets. So the value checks move to domains, and
 -- every write path still refuses an unstorable value; the one check left on durable_runs ties
