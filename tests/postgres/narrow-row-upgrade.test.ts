@@ -129,7 +129,9 @@ async function expectEveryWritePathRefuses(): Promise<void> {
   const long = "x".repeat(256);
   const refused = /violates check constraint "durable_(name|rate_key|run_status|run_tags|run_metadata|step_\w+)_check"/;
   const insertRun = (columns: string, values: string) =>
-    sql.raw(`insert into durable_runs (id, workflow, input, wake_at${columns}) values ('bad', 'w', '{}', now()${values})`);
+    sql.raw(
+      `insert into durable_runs (id, workflow, input, wake_at${columns}) values ('bad', 'w', '{}', now()${values})`,
+    );
   await insertRun("", "").execute(db); // the control: a storable row is written
   await sql`delete from durable_runs where id = 'bad'`.execute(db);
   for (const [column, value] of [
@@ -147,23 +149,25 @@ async function expectEveryWritePathRefuses(): Promise<void> {
   ]) {
     await expect(insertRun(`, ${column}`, `, ${value}`).execute(db)).rejects.toThrow(refused);
   }
-  await expect(sql`insert into durable_runs (id, workflow, input, wake_at) values (${long}, 'w', '{}', now())`.execute(db))
-    .rejects.toThrow(refused);
-  await expect(sql`insert into durable_runs (id, workflow, input, wake_at) values ('bad', '', '{}', now())`.execute(db))
-    .rejects.toThrow(refused);
+  await expect(
+    sql`insert into durable_runs (id, workflow, input, wake_at) values (${long}, 'w', '{}', now())`.execute(db),
+  ).rejects.toThrow(refused);
+  await expect(
+    sql`insert into durable_runs (id, workflow, input, wake_at) values ('bad', '', '{}', now())`.execute(db),
+  ).rejects.toThrow(refused);
   // An update sets a value the same way: the status, and the metadata a receipt merges in.
   await expect(sql`update durable_runs set status = 'done' where id = 'pending'`.execute(db)).rejects.toThrow(refused);
-  await expect(sql`update durable_runs set metadata = metadata || '[1]' where id = 'pending'`.execute(db)).rejects.toThrow(
-    refused,
-  );
+  await expect(
+    sql`update durable_runs set metadata = metadata || '[1]' where id = 'pending'`.execute(db),
+  ).rejects.toThrow(refused);
   // The tie of wake_at to the status stays a table check.
   await expect(sql`update durable_runs set wake_at = now() where id = 'pending'`.execute(db)).rejects.toThrow(
     /durable_runs_check/,
   );
   // The receipt, through its function, with a step id, a kind and a status no step may have.
-  const { rows } = await sql<{ fence: string }>`select fence::text as fence from durable_runs where id = 'pending'`.execute(
-    db,
-  );
+  const { rows } = await sql<{
+    fence: string;
+  }>`select fence::text as fence from durable_runs where id = 'pending'`.execute(db);
   await sql`update durable_runs set status = 'running', wake_at = durable_now() + interval '1h',
                                  lease_until = durable_now() + interval '1h'
              where id = 'pending'`.execute(db);

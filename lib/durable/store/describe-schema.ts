@@ -3,12 +3,13 @@ import type { DurableDb } from "./tables";
 
 /**
  * The durable_* objects of a database as deterministic text (docs/sql.md, "How the functions are
- * applied"): each durable_* domain with its checks (0013), each table with its columns (type, not null, default) in column order, its
- * constraints, indexes and triggers by name, then every function by name and signature, as
- * PostgreSQL prints them back. `schema.snapshot.sql` is this text for a fresh install on PGlite
- * (scripts/build-sql-module.ts writes and checks it); tests/postgres/schema-upgrade.test.ts
- * compares it between an upgraded database and a fresh one. Not-null constraints are left out
- * of the constraints (PostgreSQL 18 lists them there, 15 does not): the columns say them.
+ * applied"): each durable_* domain with its checks (0013), each table with its columns (type,
+ * not null, default) in column order, its constraints, indexes and triggers by name, then every
+ * function by name and signature, as PostgreSQL prints them back. `schema.snapshot.sql` is this
+ * text for a fresh install on PGlite (scripts/build-sql-module.ts writes and checks it);
+ * tests/postgres/schema-upgrade.test.ts compares it between an upgraded database and a fresh one.
+ * Not-null constraints are left out of the constraints (PostgreSQL 18 lists them there, 15 does
+ * not): the columns say them.
  */
 export async function describeSchema(db: DurableDb): Promise<string> {
   const tables = await listTables(db);
