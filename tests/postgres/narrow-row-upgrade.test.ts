@@ -11,6 +11,7 @@ import { connect } from "@/lib/durable/drivers/connect";
 import { migrate } from "@/lib/durable/store/migrate";
 import { functionSet, migrations } from "@/lib/durable/store/migrations.generated";
 import { createTestDatabase } from "../helpers/databases";
+import { functionWriters } from "../helpers/shipped-migrations";
 
 const BEFORE = migrations.filter((m) => Number(m.name.slice(0, 4)) <= 12);
 
@@ -101,7 +102,15 @@ it("runs in flight on 0012 finish after 0013; every write path still refuses an 
   const running = durable.advance("mid-step", { budgetMs: 60_000 });
   await reached; // claimed, its step's effect under way: the receipt comes after the migration
 
+  const writers = await functionWriters(db);
   expect(await migrate(db)).toEqual(["0013_narrow_hot_row"]);
+  // The same set, replaced in the migration's transaction so that every session compiles it again
+  // against the new column types (its sessions of the claim failed every call otherwise), and not
+  // recorded twice.
+  const rewritten = await functionWriters(db);
+  for (const fn of Object.keys(writers)) expect(rewritten[fn]).not.toBe(writers[fn]);
+  const { rows: sets } = await sql<{ revision: number }>`select revision from durable_function_sets`.execute(db);
+  expect(sets.map((row) => row.revision)).toEqual([functionSet.revision]);
   expect(await tableChecks("durable_runs")).toBe(1); // wake_at tied to the status: two columns
   expect(await tableChecks("durable_steps")).toBe(0);
 
