@@ -2,15 +2,20 @@
 // on a database at 0012 and one at 0013 (the same function set), measured interleaved, each round on
 // fresh rows. `updates`: a claim's and an end's UPDATE of the run row, as plain statements in a DO
 // loop. `functions`: the claim's UPDATE, three receipts (durable_record_step) and the end
-// (durable_finish_run). The backend's CPU is read from /proc around the loop, so the server must run
-// on this machine.
-//   TEST_DATABASE_URL=... npx tsx scripts/bench/narrow-row.ts <runs> <rounds> updates|functions
+// (durable_finish_run). `drain`: the engine, one tick loop draining <runs> runs of three `run` steps
+// (the backends of the database: the loop's pool of 2). The backend's CPU is read from /proc, so the
+// server must run on this machine.
+//   TEST_DATABASE_URL=... npx tsx scripts/bench/narrow-row.ts <runs> <rounds> updates|functions|drain
 import { readFileSync } from "node:fs";
+import { sql } from "kysely";
 import pg from "pg";
+import { z } from "zod";
+import { createDurable, defineWorkflow } from "../../lib/durable";
 import { connect } from "../../lib/durable/drivers/connect";
 import { migrate } from "../../lib/durable/store/migrate";
 import { functionSet, migrations } from "../../lib/durable/store/migrations.generated";
 import { createServerDatabase } from "../support/server-database";
+import { measureCpu } from "./cpu";
 const N = Number(process.argv[2] ?? 20000);
 const ROUNDS = Number(process.argv[3] ?? 5);
 const urls: Record<string, string> = {};
@@ -73,9 +78,48 @@ async function once(variant: string): Promise<number> {
   await c.end();
   return spent;
 }
+const threeRunSteps = defineWorkflow({
+  name: "narrow-row-three",
+  input: z.object({ n: z.number() }),
+  async run(ctx, { n }) {
+    const a = await ctx.step.run("a", () => n + 1);
+    const b = await ctx.step.run("b", () => a + 1);
+    return ctx.step.run("c", () => b + 1);
+  },
+});
+const OPTIONS = { workflows: [threeRunSteps], secrets: { durable: "bench" }, log: () => {} };
+
+/** One tick loop drains N fresh runs; the CPU ms of the database's backends meanwhile. */
+async function drain(variant: string): Promise<number> {
+  const admin = createDurable({ db: await connect(urls[variant]!, { driver: "pg", poolSize: 2 }), ...OPTIONS });
+  await sql`truncate durable_runs cascade`.execute(admin.db);
+  for (let i = 0; i < N; i += 1000) {
+    const n = Math.min(1000, N - i);
+    const ids = Array.from({ length: n }, (_, k) => `d-${i + k}`);
+    await admin.startMany(
+      threeRunSteps,
+      ids.map((_, k) => ({ n: i + k })),
+      { ids },
+    );
+  }
+  await sql`vacuum analyze durable_runs`.execute(admin.db);
+  await admin.close();
+  const worker = createDurable({ db: await connect(urls[variant]!, { driver: "pg", poolSize: 2 }), ...OPTIONS });
+  await Promise.all([sql`select 1`.execute(worker.db), sql`select 1`.execute(worker.db)]);
+  const cpu = await measureCpu(urls[variant]);
+  while ((await worker.tick({ budgetMs: 40_000 })).claimed > 0) {}
+  const spent = cpu().server ?? Number.NaN;
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from durable_runs where status = 'completed'`.execute(worker.db);
+  if (rows[0]!.n !== N) throw new Error(`drain incomplete: ${rows[0]!.n} of ${N} runs completed`);
+  await worker.close();
+  return spent;
+}
+
 const totals: Record<string, number[]> = { "0012": [], "0013": [] };
 for (let round = 0; round < ROUNDS; round++) {
-  for (const v of round % 2 ? ["0013", "0012"] : ["0012", "0013"]) totals[v]!.push(await once(v));
+  for (const v of round % 2 ? ["0013", "0012"] : ["0012", "0013"])
+    totals[v]!.push(await (process.argv[4] === "drain" ? drain(v) : once(v)));
 }
 for (const [v, xs] of Object.entries(totals)) {
   const us = xs.map((ms) => ((ms * 1000) / N).toFixed(1));
