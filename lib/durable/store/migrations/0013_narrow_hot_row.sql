@@ -9,8 +9,8 @@
 -- wake_at to the status (two columns; a domain sees one).
 --
 -- On an existing table: a column's type becomes a domain with no check yet (no rewrite of the
--- table: a domain over the column's own type is a relabelling; the indexes that hold the column are
--- built again), then the domain's check is added, which scans the table once (it fails if a stored
+-- table: a domain over the column's own type is a relabelling; a plain btree index on the column is
+-- kept, a partial or GIN one is built again), then the domain's check is added, which scans the table once (it fails if a stored
 -- value breaks it: none can, the table's check held until now). A domain created with its check
 -- already in place would rewrite the whole table and every index instead. Everything here holds
 -- the table's ACCESS EXCLUSIVE lock until migrate()'s transaction commits.
