@@ -1,6 +1,7 @@
-// zod owns the enums; the SQL check constraints, as the migrations leave them, must say the same
+// zod owns the enums; the SQL checks, as the migrations leave them, must say the same
 // (docs/decisions.md, "zod owns the enums"). Read from a migrated database, so a later migration
-// that redefines a constraint is what counts.
+// that redefines a check is what counts: since 0013 the column's domain holds it (docs/sql.md,
+// "Migration 0013").
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { connect } from "@/lib/durable/drivers/connect";
@@ -14,14 +15,14 @@ beforeAll(async () => {
 });
 afterAll(() => db.destroy());
 
-/** The values of `check (column in (...))` on `table`, in their order. */
+/** The values of the `in (...)` check of `table`.`column`'s domain, in their order. */
 async function checkValues(table: string, column: string): Promise<string[]> {
   const { rows } = await sql<{ def: string }>`
-    select pg_get_constraintdef(c.oid) as def from pg_constraint c
-     where c.conrelid = ${table}::regclass and c.contype = 'c' and c.conname = ${`${table}_${column}_check`}`.execute(
-    db,
-  );
-  if (rows.length !== 1) throw new Error(`no check constraint for ${table}.${column}`);
+    select pg_get_constraintdef(c.oid) as def
+      from pg_attribute a join pg_type t on t.oid = a.atttypid and t.typtype = 'd'
+      join pg_constraint c on c.contypid = t.oid and c.contype = 'c'
+     where a.attrelid = ${table}::regclass and a.attname = ${column}`.execute(db);
+  if (rows.length !== 1) throw new Error(`no check of the domain of ${table}.${column}`);
   return [...rows[0]!.def.matchAll(/'([^']*)'/g)].map((m) => m[1]!);
 }
 

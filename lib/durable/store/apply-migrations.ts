@@ -48,23 +48,30 @@ export async function applyMigrations(db: DurableDb, source: MigrationSource): P
       await sql.raw(migration.sql).execute(trx);
       await sql`insert into durable_migrations (name) values (${migration.name})`.execute(trx);
     }
-    await applyFunctionSet(trx, source.functionSet);
+    await applyFunctionSet(trx, source.functionSet, pending.length > 0);
     return pending.map((m) => m.name);
   });
 }
 
 /**
  * Creates or replaces every function of the set when its revision is newer than the newest one
- * recorded in durable_function_sets (migration 0007), and records it. Runs under the migration
+ * recorded in durable_function_sets (migration 0007), and records it; and again, at the same
+ * revision, after a numbered migration: a session compiles a plpgsql function once, with the
+ * types its tables' columns had then, and compiles it again only when the function is replaced.
+ * Without that, a session of a running instance failed every call after 0013 typed columns with
+ * domains ("type of parameter ... does not match that when preparing the plan"; docs/sql.md,
+ * "Migration 0013"). Runs under the migration
  * lock, after the numbered migrations, so the tables the functions read exist. The set goes as one
  * script, in the order build:sql put the files (a function a SQL-language body calls comes first,
  * since PostgreSQL checks those bodies when it creates them).
  */
-async function applyFunctionSet(trx: DurableDb, set: FunctionSet): Promise<void> {
+async function applyFunctionSet(trx: DurableDb, set: FunctionSet, migrated: boolean): Promise<void> {
   const { rows } = await sql<{ revision: number | null }>`
     select max(revision) as revision from durable_function_sets`.execute(trx);
-  if ((rows[0]?.revision ?? 0) >= set.revision) return;
+  const recorded = rows[0]?.revision ?? 0;
+  if (recorded > set.revision || (recorded === set.revision && !migrated)) return;
   await sql.raw(set.files.map((file) => file.sql).join("\n")).execute(trx);
+  if (recorded === set.revision) return;
   await sql`insert into durable_function_sets (revision, sha256)
             values (${set.revision}, ${set.sha256})`.execute(trx);
 }

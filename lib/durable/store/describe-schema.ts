@@ -3,16 +3,17 @@ import type { DurableDb } from "./tables";
 
 /**
  * The durable_* objects of a database as deterministic text (docs/sql.md, "How the functions are
- * applied"): each table with its columns (type, not null, default) in column order, its
- * constraints, indexes and triggers by name, then every function by name and signature, as
- * PostgreSQL prints them back. `schema.snapshot.sql` is this text for a fresh install on PGlite
- * (scripts/build-sql-module.ts writes and checks it); tests/postgres/schema-upgrade.test.ts
- * compares it between an upgraded database and a fresh one. Not-null constraints are left out
- * of the constraints (PostgreSQL 18 lists them there, 15 does not): the columns say them.
+ * applied"): each durable_* domain with its checks (0013), each table with its columns (type,
+ * not null, default) in column order, its constraints, indexes and triggers by name, then every
+ * function by name and signature, as PostgreSQL prints them back. `schema.snapshot.sql` is this
+ * text for a fresh install on PGlite (scripts/build-sql-module.ts writes and checks it);
+ * tests/postgres/schema-upgrade.test.ts compares it between an upgraded database and a fresh one.
+ * Not-null constraints are left out of the constraints (PostgreSQL 18 lists them there, 15 does
+ * not): the columns say them.
  */
 export async function describeSchema(db: DurableDb): Promise<string> {
   const tables = await listTables(db);
-  const parts: string[] = [];
+  const parts: string[] = [await describeDomains(db)];
   for (const table of tables) parts.push(await describeTable(db, table));
   const functions = await sql<{ def: string }>`
     select pg_get_functiondef(p.oid) as def from pg_proc p
@@ -20,6 +21,19 @@ export async function describeSchema(db: DurableDb): Promise<string> {
      order by p.proname, pg_get_function_identity_arguments(p.oid)`.execute(db);
   for (const { def } of functions.rows) parts.push(`${def.trimEnd()};\n`);
   return `${parts.join("\n")}`;
+}
+
+/** The domains the columns are typed with (0013), each with its base type and its checks. */
+async function describeDomains(db: DurableDb): Promise<string> {
+  const { rows } = await sql<{ line: string }>`
+    select format('create domain %I as %s;', t.typname, format_type(t.typbasetype, t.typtypmod))
+           || coalesce((select string_agg(format(E'\\nalter domain %I add constraint %I %s;', t.typname, c.conname,
+                                                 pg_get_constraintdef(c.oid)), '' order by c.conname)
+                          from pg_constraint c where c.contypid = t.oid), '') as line
+      from pg_type t
+     where t.typnamespace = current_schema()::regnamespace and t.typtype = 'd' and t.typname like 'durable\\_%'
+     order by t.typname`.execute(db);
+  return rows.map((row) => `${row.line}\n`).join("");
 }
 
 async function listTables(db: DurableDb): Promise<string[]> {

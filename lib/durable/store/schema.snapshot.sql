@@ -2,6 +2,21 @@
 -- PGlite), as PostgreSQL prints it back. Do not edit: `npm run build:sql` writes it, `--check`
 -- fails when it differs (docs/sql.md, "How the functions are applied").
 
+create domain durable_name as text;
+alter domain durable_name add constraint durable_name_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 255)));
+create domain durable_rate_key as text;
+alter domain durable_rate_key add constraint durable_rate_key_check CHECK ((length(VALUE) <= 255));
+create domain durable_run_metadata as jsonb;
+alter domain durable_run_metadata add constraint durable_run_metadata_check CHECK ((jsonb_typeof(VALUE) = 'object'::text));
+create domain durable_run_status as text;
+alter domain durable_run_status add constraint durable_run_status_check CHECK ((VALUE = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])));
+create domain durable_run_tags as text[];
+alter domain durable_run_tags add constraint durable_run_tags_check CHECK ((cardinality(VALUE) <= 10));
+create domain durable_step_kind as text;
+alter domain durable_step_kind add constraint durable_step_kind_check CHECK ((VALUE = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text, 'invoke'::text, 'start'::text, 'any'::text, 'callback'::text])));
+create domain durable_step_status as text;
+alter domain durable_step_status add constraint durable_step_status_check CHECK ((VALUE = ANY (ARRAY['running'::text, 'waiting'::text, 'completed'::text, 'failed'::text])));
+
 create table durable_callbacks (
   id text not null,
   run_id text not null,
@@ -73,9 +88,9 @@ alter table durable_migrations add constraint durable_migrations_pkey PRIMARY KE
 CREATE UNIQUE INDEX durable_migrations_pkey ON public.durable_migrations USING btree (name);
 
 create table durable_runs (
-  id text not null,
-  workflow text not null,
-  status text not null default 'pending'::text,
+  id durable_name not null,
+  workflow durable_name not null,
+  status durable_run_status not null default 'pending'::text,
   input jsonb not null,
   output jsonb,
   error jsonb,
@@ -91,57 +106,44 @@ create table durable_runs (
   updated_at timestamp with time zone not null default durable_now(),
   finished_at timestamp with time zone,
   stream_seq bigint not null default 0,
-  concurrency_key text,
-  singleton_key text,
-  version text,
+  concurrency_key durable_name,
+  singleton_key durable_name,
+  version durable_name,
   compacted_at timestamp with time zone,
-  parent_id text,
+  parent_id durable_name,
   deadline_at timestamp with time zone,
   expire_at timestamp with time zone,
   priority integer not null default 0,
   first_claimed_at timestamp with time zone,
-  rate_key text,
+  rate_key durable_rate_key,
   rate_slot_at timestamp with time zone,
-  debounce_key text,
-  tags text[] not null default '{}'::text[],
-  metadata jsonb not null default '{}'::jsonb,
-  forked_from text,
-  forked_from_step text,
+  debounce_key durable_name,
+  tags durable_run_tags not null default '{}'::text[],
+  metadata durable_run_metadata not null default '{}'::jsonb,
+  forked_from durable_name,
+  forked_from_step durable_name,
   rate_hold text
 );
-alter table durable_runs add constraint durable_runs_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (wake_at IS NULL)));
-alter table durable_runs add constraint durable_runs_concurrency_key_check CHECK (((length(concurrency_key) >= 1) AND (length(concurrency_key) <= 255)));
-alter table durable_runs add constraint durable_runs_debounce_key_check CHECK (((length(debounce_key) >= 1) AND (length(debounce_key) <= 255)));
-alter table durable_runs add constraint durable_runs_forked_from_check CHECK (((length(forked_from) >= 1) AND (length(forked_from) <= 255)));
-alter table durable_runs add constraint durable_runs_forked_from_step_check CHECK (((length(forked_from_step) >= 1) AND (length(forked_from_step) <= 255)));
-alter table durable_runs add constraint durable_runs_id_check CHECK (((length(id) >= 1) AND (length(id) <= 255)));
-alter table durable_runs add constraint durable_runs_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text));
-alter table durable_runs add constraint durable_runs_parent_id_check CHECK (((length(parent_id) >= 1) AND (length(parent_id) <= 255)));
+alter table durable_runs add constraint durable_runs_check CHECK ((((status)::text = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (wake_at IS NULL)));
 alter table durable_runs add constraint durable_runs_pkey PRIMARY KEY (id);
-alter table durable_runs add constraint durable_runs_rate_key_check CHECK ((length(rate_key) <= 255));
-alter table durable_runs add constraint durable_runs_singleton_key_check CHECK (((length(singleton_key) >= 1) AND (length(singleton_key) <= 255)));
-alter table durable_runs add constraint durable_runs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])));
-alter table durable_runs add constraint durable_runs_tags_check CHECK ((cardinality(tags) <= 10));
-alter table durable_runs add constraint durable_runs_version_check CHECK (((length(version) >= 1) AND (length(version) <= 255)));
-alter table durable_runs add constraint durable_runs_workflow_check CHECK (((length(workflow) >= 1) AND (length(workflow) <= 255)));
-CREATE INDEX durable_runs_concurrency ON public.durable_runs USING btree (workflow, concurrency_key) WHERE ((status = 'running'::text) AND (concurrency_key IS NOT NULL));
+CREATE INDEX durable_runs_concurrency ON public.durable_runs USING btree (workflow, concurrency_key) WHERE (((status)::text = 'running'::text) AND (concurrency_key IS NOT NULL));
 CREATE INDEX durable_runs_created ON public.durable_runs USING btree (created_at DESC, id DESC);
-CREATE UNIQUE INDEX durable_runs_debounce ON public.durable_runs USING btree (workflow, debounce_key) WHERE ((debounce_key IS NOT NULL) AND (status = 'pending'::text) AND (attempts = 0));
-CREATE INDEX durable_runs_due ON public.durable_runs USING btree (wake_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text]));
+CREATE UNIQUE INDEX durable_runs_debounce ON public.durable_runs USING btree (workflow, debounce_key) WHERE ((debounce_key IS NOT NULL) AND ((status)::text = 'pending'::text) AND (attempts = 0));
+CREATE INDEX durable_runs_due ON public.durable_runs USING btree (wake_at) WHERE ((status)::text = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text]));
 CREATE INDEX durable_runs_due_priority ON public.durable_runs USING btree (priority DESC, wake_at) WHERE (wake_at IS NOT NULL);
-CREATE INDEX durable_runs_finished ON public.durable_runs USING btree (finished_at) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]));
-CREATE INDEX durable_runs_metadata ON public.durable_runs USING gin (metadata jsonb_path_ops) WHERE (metadata <> '{}'::jsonb);
+CREATE INDEX durable_runs_finished ON public.durable_runs USING btree (finished_at) WHERE ((status)::text = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]));
+CREATE INDEX durable_runs_metadata ON public.durable_runs USING gin (metadata jsonb_path_ops) WHERE ((metadata)::jsonb <> '{}'::jsonb);
 CREATE INDEX durable_runs_parent ON public.durable_runs USING btree (parent_id, created_at DESC, id DESC) WHERE (parent_id IS NOT NULL);
 CREATE UNIQUE INDEX durable_runs_pkey ON public.durable_runs USING btree (id);
 CREATE INDEX durable_runs_rate_backlog ON public.durable_runs USING btree (workflow, rate_key, priority DESC, wake_at) WHERE ((rate_key IS NOT NULL) AND (attempts = 0) AND (wake_at IS NOT NULL));
 CREATE INDEX durable_runs_rate_claims ON public.durable_runs USING btree (workflow, rate_key, first_claimed_at) WHERE ((rate_key IS NOT NULL) AND (first_claimed_at IS NOT NULL));
 CREATE INDEX durable_runs_rate_holds ON public.durable_runs USING btree (workflow, rate_hold) WHERE ((rate_slot_at IS NOT NULL) AND (attempts = 0) AND (wake_at IS NOT NULL));
 CREATE INDEX durable_runs_rate_queue ON public.durable_runs USING btree (workflow, rate_key, wake_at) WHERE ((rate_slot_at IS NOT NULL) AND (attempts = 0));
-CREATE UNIQUE INDEX durable_runs_singleton ON public.durable_runs USING btree (workflow, singleton_key) WHERE ((singleton_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text])));
+CREATE UNIQUE INDEX durable_runs_singleton ON public.durable_runs USING btree (workflow, singleton_key) WHERE ((singleton_key IS NOT NULL) AND ((status)::text = ANY (ARRAY['pending'::text, 'running'::text, 'waiting'::text])));
 CREATE INDEX durable_runs_status_created ON public.durable_runs USING btree (status, created_at DESC, id DESC);
-CREATE INDEX durable_runs_tags ON public.durable_runs USING gin (tags) WHERE (tags <> '{}'::text[]);
-CREATE INDEX durable_runs_to_compact ON public.durable_runs USING btree (finished_at) WHERE ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND (compacted_at IS NULL));
-CREATE TRIGGER durable_runs_due_notify AFTER INSERT OR UPDATE OF wake_at ON public.durable_runs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['pending'::text, 'waiting'::text])) AND (new.wake_at <= durable_now()))) EXECUTE FUNCTION durable_notify_due();
+CREATE INDEX durable_runs_tags ON public.durable_runs USING gin (tags) WHERE ((tags)::text[] <> '{}'::text[]);
+CREATE INDEX durable_runs_to_compact ON public.durable_runs USING btree (finished_at) WHERE (((status)::text = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND (compacted_at IS NULL));
+CREATE TRIGGER durable_runs_due_notify AFTER INSERT OR UPDATE OF wake_at ON public.durable_runs FOR EACH ROW WHEN ((((new.status)::text = ANY (ARRAY['pending'::text, 'waiting'::text])) AND (new.wake_at <= durable_now()))) EXECUTE FUNCTION durable_notify_due();
 
 create table durable_schedules (
   workflow text not null,
@@ -177,10 +179,10 @@ CREATE INDEX durable_signals_run ON public.durable_signals USING btree (run_id);
 
 create table durable_steps (
   run_id text not null,
-  step_id text not null,
+  step_id durable_name not null,
   seq integer not null,
-  kind text not null,
-  status text not null,
+  kind durable_step_kind not null,
+  status durable_step_status not null,
   attempt integer not null default 0,
   result jsonb,
   error jsonb,
@@ -197,13 +199,10 @@ create table durable_steps (
   branches jsonb,
   target_runs text[]
 );
-alter table durable_steps add constraint durable_steps_kind_check CHECK ((kind = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text, 'invoke'::text, 'start'::text, 'any'::text, 'callback'::text])));
 alter table durable_steps add constraint durable_steps_pkey PRIMARY KEY (run_id, step_id);
 alter table durable_steps add constraint durable_steps_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs(id) ON DELETE CASCADE;
-alter table durable_steps add constraint durable_steps_status_check CHECK ((status = ANY (ARRAY['running'::text, 'waiting'::text, 'completed'::text, 'failed'::text])));
-alter table durable_steps add constraint durable_steps_step_id_check CHECK (((length(step_id) >= 1) AND (length(step_id) <= 255)));
 CREATE UNIQUE INDEX durable_steps_pkey ON public.durable_steps USING btree (run_id, step_id);
-CREATE INDEX durable_steps_waiting_on_runs ON public.durable_steps USING gin (target_runs) WHERE (status = 'waiting'::text);
+CREATE INDEX durable_steps_waiting_on_runs ON public.durable_steps USING gin (target_runs) WHERE ((status)::text = 'waiting'::text);
 
 create table durable_stream_chunks (
   run_id text not null,
