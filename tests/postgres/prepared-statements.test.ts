@@ -64,16 +64,25 @@ async function drain(durable: Durable) {
   await durable.start(sleeper, {}, { id: "sleeper" });
   const report = await durable.tick({ budgetMs: 40_000 });
   expect(report).toMatchObject({ claimed: RUNS + 1, completed: RUNS });
-  expect((await durable.status("three-0")).status).toBe("completed");
-  expect((await durable.status("sleeper")).status).toBe("waiting");
+  expect((await durable.status("three-0"))?.status).toBe("completed");
+  expect((await durable.status("sleeper"))?.status).toBe("waiting");
 }
 
-const HOT = ["durable_claim_run(", "durable_record_step(", "durable_finish_and_claim(", "durable_suspend_run(", "min(wake_at)"];
+const HOT = [
+  "durable_claim_run(",
+  "durable_record_step(",
+  "durable_finish_and_claim(",
+  "durable_suspend_run(",
+  "min(wake_at)",
+];
 
 /** Each hot statement is one prepared statement of the session, typed, executed at every send. */
 function expectPlannedOnce(prepared: Prepared[], sends: Map<string, number>) {
   for (const hot of HOT) {
-    expect(prepared.filter((p) => p.statement.includes(hot)), hot).toHaveLength(1);
+    expect(
+      prepared.filter((p) => p.statement.includes(hot)),
+      hot,
+    ).toHaveLength(1);
   }
   for (const p of prepared) {
     // Parsed once (one row for the name), executed at every send of its text.
@@ -125,7 +134,9 @@ describe("on pg", () => {
 
   it("a Kysely the app built itself keeps working, its statements unnamed", async () => {
     const url = await createTestDatabase("durable_prepared_own");
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+    const db = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
+    });
     const durable = createDurable({ db, workflows: [threeSteps, sleeper], preparedStatements: true });
     opened.push(durable, db);
     await durable.migrate();
@@ -162,7 +173,9 @@ describe("the switch", () => {
   it("createDurable refuses a preparedStatements that is not a boolean, whatever it is", () => {
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) });
     for (const value of ["false", 0, null, Object.create(null), Symbol("x"), 1n]) {
-      expect(() => createDurable({ db, workflows: [threeSteps], preparedStatements: value as never })).toThrow(InvalidInputError);
+      expect(() => createDurable({ db, workflows: [threeSteps], preparedStatements: value as never })).toThrow(
+        InvalidInputError,
+      );
     }
   });
 

@@ -50,7 +50,9 @@ export function statementNameOf(text: string): string | undefined {
 }
 
 /** Parses DURABLE_PREPARED_STATEMENTS ("true"/"false", "1"/"0", "on"/"off"); unset means on. */
-export function preparedStatementsFromEnv(value: string | undefined = process.env.DURABLE_PREPARED_STATEMENTS): boolean {
+export function preparedStatementsFromEnv(
+  value: string | undefined = process.env.DURABLE_PREPARED_STATEMENTS,
+): boolean {
   const v = (value ?? "").trim().toLowerCase();
   if (v === "" || v === "true" || v === "1" || v === "on" || v === "yes") return true;
   if (v === "false" || v === "0" || v === "off" || v === "no") return false;
@@ -118,7 +120,7 @@ function explainRefusal(client: NamingClient, statements: ClientStatements, name
     error.message +=
       " (the connection pooler does not keep prepared statements, as PgBouncer before 1.21 in transaction" +
       " mode: set createDurable({ preparedStatements: false }) or DURABLE_PREPARED_STATEMENTS=false;" +
-      " docs/guide/deploying-to-vercel.md, \"Prepared statements\")";
+      ' docs/guide/deploying-to-vercel.md, "Prepared statements")';
   }
   return error;
 }

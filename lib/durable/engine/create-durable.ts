@@ -116,6 +116,7 @@ export function createDurable(options: DurableOptions): Durable {
 function applyPreparedStatements(options: DurableOptions) {
   const value: unknown = options.preparedStatements;
   if (value === undefined) return;
-  if (typeof value !== "boolean") throw new InvalidInputError(`preparedStatements is true or false, not a ${typeof value}`);
+  if (typeof value !== "boolean")
+    throw new InvalidInputError(`preparedStatements is true or false, not a ${typeof value}`);
   setPreparedStatements(options.db, value);
 }
