@@ -59,7 +59,7 @@ describe.skipIf(!binary)("behind PgBouncer in transaction mode", () => {
     }
   });
 
-  it("with them on, a second pool preparing on that session fails saying to turn them off", , async () => {
+  it("with them on, a second pool preparing on that session fails saying to turn them off", async () => {
     const [a, b] = [await through(true), await through(true)];
     await a.start(threeSteps, {}, { id: "on-1" });
     expect(await a.status("on-1")).toMatchObject({ status: "pending" });
