@@ -1,12 +1,15 @@
 // CPU per run of a 1-loop drain: `runs` runs of 3 `run` steps started, then drained by one tick
 // loop (tick until a tick claims nothing), on a fresh server database. Prints node and server
 // (the database's backends) CPU ms per run as JSON; `--profile` writes a V8 CPU profile of the
-// drain alone. What docs/performance.md, "Prepared statements" reports. Usage:
-//   TEST_DATABASE_URL=… npx tsx scripts/drain-cpu.ts [--runs 2000] [--prepared on|off] [--profile file]
+// drain alone; `--interleave` drains with prepared statements on and off in one process, 10
+// segments each, alternating. What docs/performance.md, "Prepared statements" reports. Usage:
+//   TEST_DATABASE_URL=… npx tsx scripts/drain-cpu.ts [--runs 2000] [--prepared on|off | --interleave]
+//     [--profile file]
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { z } from "zod";
 import { connect, createDurable, type Durable, defineWorkflow } from "../lib/durable";
+import { setPreparedStatements } from "../lib/durable/drivers/connect";
 import { measureSessionsCpu } from "./bench/cpu";
 import { createServerDatabase, dropServerDatabases } from "./support/server-database";
 
@@ -17,6 +20,7 @@ const arg = (name: string) => {
 const runs = Number(arg("runs") ?? 2000);
 const prepared = (arg("prepared") ?? "on") === "on";
 const profile = arg("profile");
+const interleave = process.argv.includes("--interleave");
 
 const threeRunSteps = defineWorkflow({
   name: "drain-three-run-steps",
@@ -28,49 +32,75 @@ const threeRunSteps = defineWorkflow({
   },
 });
 
-async function main() {
-  const name = `durable_drain_cpu_${process.pid}`;
+/** A durable on a fresh database, 50 runs drained to warm its pool and code paths. */
+async function openDrain(name: string, preparedStatements: boolean) {
   const url = await createServerDatabase(name);
-  let statements = 0;
-  const db = await connect(url, { driver: "pg", onQuery: () => statements++ });
+  const counter = { statements: 0 };
+  const db = await connect(url, { driver: "pg", onQuery: () => counter.statements++ });
   const durable = createDurable({
     db,
     workflows: [threeRunSteps],
-    preparedStatements: prepared,
+    preparedStatements,
     secrets: { durable: "drain" },
     log: () => {},
   });
   await durable.migrate();
-  // Warm the pool and the code paths on 50 runs, then measure the drain of `runs` alone.
   await startRuns(durable, 50);
   await drain(durable);
-  await startRuns(durable, runs);
+  return { name, url, durable, counter, preparedStatements, node: 0, server: 0, runs: 0, statements: 0 };
+}
+
+type Side = Awaited<ReturnType<typeof openDrain>>;
+
+/** Starts `runs` runs on `side` and drains them by one tick loop, adding up what it cost. */
+async function measureSegment(side: Side, runs: number) {
+  await startRuns(side.durable, runs);
+  side.counter.statements = 0;
+  const stop = await measureSessionsCpu(side.url);
+  side.runs += await drain(side.durable);
+  const cpu = await stop();
+  side.node += cpu.node;
+  side.server += cpu.server ?? Number.NaN;
+  side.statements += side.counter.statements;
+}
+
+async function main() {
+  const sides = [
+    await openDrain(`durable_drain_cpu_on_${process.pid}`, true),
+    ...(interleave ? [await openDrain(`durable_drain_cpu_off_${process.pid}`, false)] : []),
+  ];
+  if (!interleave) sides[0]!.preparedStatements = prepared;
+  setPreparedStatements(sides[0]!.durable.db, sides[0]!.preparedStatements);
   const session = profile ? new Session() : undefined;
   if (session) {
     session.connect();
     await session.post("Profiler.enable");
     await session.post("Profiler.start");
   }
-  statements = 0;
-  const stop = await measureSessionsCpu(url);
-  const completed = await drain(durable);
-  const cpu = await stop();
+  const segments = interleave ? 10 : 1;
+  for (let i = 0; i < segments; i++) {
+    // Alternate which side goes first, so a load change hits both alike.
+    const order = i % 2 ? [...sides].reverse() : sides;
+    for (const side of order) await measureSegment(side, runs / segments);
+  }
   if (session) {
     const { profile: data } = await session.post("Profiler.stop");
     writeFileSync(profile!, JSON.stringify(data));
   }
-  await durable.close();
-  await dropServerDatabases([name]);
-  const per = (ms: number | null) => (ms === null ? null : Number(((ms * 1000) / completed).toFixed(1)));
-  console.log(
-    JSON.stringify({
-      prepared,
-      completed,
-      statementsPerRun: statements / completed,
-      nodeUsPerRun: per(cpu.node),
-      serverUsPerRun: per(cpu.server),
-    }),
-  );
+  for (const side of sides) await side.durable.close();
+  await dropServerDatabases(sides.map((side) => side.name));
+  const per = (ms: number, side: Side) => Number(((ms * 1000) / side.runs).toFixed(1));
+  for (const side of sides) {
+    console.log(
+      JSON.stringify({
+        prepared: side.preparedStatements,
+        completed: side.runs,
+        statementsPerRun: side.statements / side.runs,
+        nodeUsPerRun: per(side.node, side),
+        serverUsPerRun: per(side.server, side),
+      }),
+    );
+  }
 }
 
 async function startRuns(durable: Durable, count: number) {
