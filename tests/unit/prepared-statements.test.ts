@@ -51,7 +51,7 @@ it(`prepares at most ${PREPARED_PER_CONNECTION} statements per connection; texts
   expect(sent.slice(PREPARED_PER_CONNECTION, -1).every((s) => typeof s === "string")).toBe(true);
 });
 
-it("a pooler's refusal says to turn prepared statements off, and the connection sends that text unnamed after", async () => {
+it("a pooler's refusal says to turn prepared statements off; that text goes unnamed after", async () => {
   const refusal = Object.assign(new Error('prepared statement "x" does not exist'), { code: "26000" });
   const { sent, client: raw, pool } = fakePool((s) => (typeof s === "string" ? undefined : refusal));
   const client = await withPreparedStatements(pool, { on: true }).connect();
