@@ -143,6 +143,25 @@ describe("on pg", () => {
     await drain(durable);
     expect(await preparedOf(db)).toEqual([]);
   });
+
+  it("a value the driver cannot send fails that send alone; the connection sends that text unnamed after", async () => {
+    const url = await createTestDatabase("durable_prepared_unsendable");
+    const { db, durable } = await drainOn(url, { driver: "pg" });
+    opened.push(durable, db);
+    await durable.start(sleeper, {}, { id: "unsendable" });
+    const heartbeat = "select durable_heartbeat($1, $2::bigint) as state";
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const unsendable of [{ n: 1n }, cyclic]) {
+      await expect(sql`select durable_heartbeat(${unsendable}, ${1}::bigint) as state`.execute(db)).rejects.toThrow();
+      const { rows } = await sql<{
+        state: string;
+      }>`select durable_heartbeat(${"unsendable"}, ${1}::bigint) as state`.execute(db);
+      expect(rows).toEqual([{ state: "pending" }]);
+    }
+    // pg closed the statement on the server when the values failed; it is not sent by name again.
+    expect((await preparedOf(db)).filter((p) => p.statement === heartbeat)).toEqual([]);
+  });
 });
 
 describe("on Neon's driver, over its WebSocket", () => {

@@ -23,10 +23,7 @@ export interface PreparedStatementsSwitch {
 }
 
 type QueryConfig = { name: string; text: string; values?: unknown[] };
-type NamingClient = PostgresPoolClient & {
-  query(config: QueryConfig): Promise<unknown>;
-  connection?: { parsedStatements?: Record<string, unknown> };
-};
+type NamingClient = PostgresPoolClient & { query(config: QueryConfig): Promise<unknown> };
 
 /** What a connection prepared, and which texts it refuses to name (after an error, see below). */
 interface ClientStatements {
@@ -84,7 +81,7 @@ function nameStatementsOn(client: NamingClient, toggle: PreparedStatementsSwitch
     const name = toggle.on && typeof text === "string" ? nameFor(statements, text) : undefined;
     if (name === undefined) return values === undefined ? query(text) : query(text, values);
     return query({ name, text, values }).catch((error: unknown) => {
-      throw explainRefusal(client, statements, name, error);
+      throw explainRefusal(statements, name, error);
     });
   }) as NamingClient["query"];
 }
@@ -110,12 +107,16 @@ const RESULT_CHANGED = "0A000"; // cached plan must not change result type (a fu
  * the text unnamed from then on, so it keeps working. A function replaced with another result type
  * (a migration while this process runs) invalidates the statement for good: unnamed from then on too.
  */
-function explainRefusal(client: NamingClient, statements: ClientStatements, name: string, error: unknown): unknown {
+function explainRefusal(statements: ClientStatements, name: string, error: unknown): unknown {
   const code = (error as { code?: unknown } | null)?.code;
-  if (code !== MISSING && code !== DUPLICATE && code !== RESULT_CHANGED) return error;
+  // No SQLSTATE: it failed in the driver before the server ran it (a value pg cannot serialize).
+  // pg then closes the statement on the server but may still count it as prepared, so this
+  // connection sends the text unnamed from then on, as after a refusal.
+  const inDriver = typeof code !== "string";
+  if (!inDriver && code !== MISSING && code !== DUPLICATE && code !== RESULT_CHANGED) return error;
   statements.refused.add(name);
   statements.named.delete(name);
-  if (client.connection?.parsedStatements) delete client.connection.parsedStatements[name];
+  if (inDriver) return error;
   if (code !== RESULT_CHANGED && error instanceof Error && !error.message.includes("preparedStatements")) {
     error.message +=
       " (the connection pooler does not keep prepared statements, as PgBouncer before 1.21 in transaction" +
