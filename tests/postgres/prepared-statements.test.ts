@@ -162,6 +162,22 @@ describe("on pg", () => {
     // pg closed the statement on the server when the values failed; it is not sent by name again.
     expect((await preparedOf(db)).filter((p) => p.statement === heartbeat)).toEqual([]);
   });
+
+  it("a function replaced with another result type (a deploy's migration) fails one send, then goes unnamed", async () => {
+    const url = await createTestDatabase("durable_prepared_replaced");
+    const db = await connect(url, { driver: "pg", poolSize: 1 });
+    const other = await connect(url, { driver: "pg", poolSize: 1 });
+    opened.push(db, other);
+    const probe = () => sql<{ v: unknown }>`select durable_probe_version(${1}::int) as v`.execute(db);
+    await sql`create function durable_probe_version(int) returns int language sql as 'select $1'`.execute(other);
+    expect((await probe()).rows).toEqual([{ v: 1 }]);
+    await sql`drop function durable_probe_version(int)`.execute(other);
+    await sql`create function durable_probe_version(int) returns text language sql as 'select ''v'' || $1'`.execute(
+      other,
+    );
+    await expect(probe()).rejects.toThrow(/cached plan must not change result type/);
+    expect((await probe()).rows).toEqual([{ v: "v1" }]);
+  });
 });
 
 describe("on Neon's driver, over its WebSocket", () => {

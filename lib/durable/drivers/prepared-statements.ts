@@ -98,7 +98,7 @@ function nameFor(statements: ClientStatements, text: string): string | undefined
 
 const MISSING = "26000"; // invalid_sql_statement_name: prepared statement "…" does not exist
 const DUPLICATE = "42P05"; // duplicate_prepared_statement: prepared statement "…" already exists
-const RESULT_CHANGED = "0A000"; // cached plan must not change result type (a function was replaced)
+const RESULT_CHANGED = "0A000"; // feature_not_supported: "cached plan must not change result type"
 
 /**
  * A named statement the session does not hold (or already holds) means something between us and
@@ -113,11 +113,12 @@ function explainRefusal(statements: ClientStatements, name: string, error: unkno
   // pg then closes the statement on the server but may still count it as prepared, so this
   // connection sends the text unnamed from then on, as after a refusal.
   const inDriver = typeof code !== "string";
-  if (!inDriver && code !== MISSING && code !== DUPLICATE && code !== RESULT_CHANGED) return error;
+  const replaced = code === RESULT_CHANGED && error instanceof Error && error.message.startsWith("cached plan");
+  if (!inDriver && code !== MISSING && code !== DUPLICATE && !replaced) return error;
   statements.refused.add(name);
   statements.named.delete(name);
   if (inDriver) return error;
-  if (code !== RESULT_CHANGED && error instanceof Error && !error.message.includes("preparedStatements")) {
+  if (!replaced && error instanceof Error && !error.message.includes("preparedStatements")) {
     error.message +=
       " (the connection pooler does not keep prepared statements, as PgBouncer before 1.21 in transaction" +
       " mode: set createDurable({ preparedStatements: false }) or DURABLE_PREPARED_STATEMENTS=false;" +
