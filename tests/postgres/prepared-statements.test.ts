@@ -163,7 +163,7 @@ describe("on pg", () => {
     expect((await preparedOf(db)).filter((p) => p.statement === heartbeat)).toEqual([]);
   });
 
-  it("a function replaced with another result type (a deploy's migration) fails one send, then goes unnamed", async () => {
+  it("a function replaced with another result type (a migration) fails one send, then goes unnamed", async () => {
     const url = await createTestDatabase("durable_prepared_replaced");
     const db = await connect(url, { driver: "pg", poolSize: 1 });
     const other = await connect(url, { driver: "pg", poolSize: 1 });
