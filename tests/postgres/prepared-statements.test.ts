@@ -221,5 +221,7 @@ describe("the switch", () => {
     expect(statementNameOf("/* planned once */\nselect 1")).toBeDefined();
     expect(statementNameOf('select * from "durable_runs" where "id" in ($1, $2)')).toBeUndefined();
     expect(statementNameOf("begin")).toBeUndefined();
+    expect(statementNameOf("select durable_now();")).toBeDefined();
+    expect(statementNameOf("select durable_now(); select 1")).toBeUndefined();
   });
 });

@@ -15,6 +15,8 @@ export const PREPARED_PER_CONNECTION = 64;
  */
 const FIXED_TEXT = /^\s*(?:select\s+durable_[a-z0-9_]+\(|\/\* planned once \*\/)/i;
 
+const MORE_COMMANDS = /;\s*\S/;
+
 const NAME_PREFIX = "durable_ps_";
 
 /** Whether a pool made by connect() names hot statements; createDurable({ preparedStatements }) flips it. */
@@ -38,7 +40,9 @@ const NAMES_CACHED = 1024;
 export function statementNameOf(text: string): string | undefined {
   const cached = NAMES.get(text);
   if (cached !== undefined) return cached;
-  if (!FIXED_TEXT.test(text)) return undefined;
+  // A prepared statement holds one command; a script (`select durable_x(); …`) stays unnamed, as
+  // pg sends a text without parameters over the simple protocol, which runs several.
+  if (!FIXED_TEXT.test(text) || MORE_COMMANDS.test(text)) return undefined;
   // 64 bits of the text's hash: two texts never share a name in practice, and a name is 27
   // characters, under the server's 63.
   const name = NAME_PREFIX + createHash("sha256").update(text).digest("hex").slice(0, 16);
