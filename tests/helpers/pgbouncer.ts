@@ -3,7 +3,7 @@
 // prepared statements in transaction mode (1.21 added them), the case `preparedStatements: false`
 // is for. CI installs it with `apt-get install -y pgbouncer`.
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, chmodSync, constants, mkdtempSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -81,10 +81,12 @@ export async function startPgbouncer(binary: string, serverUrl: string, serverPo
       return url.toString();
     },
     async stop(): Promise<void> {
-      if (exited) return;
-      const gone = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await gone;
+      if (!exited) {
+        const gone = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await gone;
+      }
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
