@@ -2,14 +2,14 @@
 // loop (tick until a tick claims nothing), on a fresh server database. Prints node and server
 // (the database's backends) CPU ms per run as JSON; `--profile` writes a V8 CPU profile of the
 // drain alone; `--interleave` drains with prepared statements on and off in one process, 10
-// segments each, alternating. What docs/performance.md, "Prepared statements" reports. Usage:
-//   TEST_DATABASE_URL=… npx tsx scripts/drain-cpu.ts [--runs 2000] [--prepared on|off | --interleave]
-//     [--profile file]
+// segments each, alternating (`--off-first`: the off side opened and measured first). What
+// docs/performance.md, "Prepared statements" reports. Usage:
+//   TEST_DATABASE_URL=… npx tsx scripts/drain-cpu.ts [--runs 2000] [--prepared on|off | --interleave
+//     [--off-first]] [--profile file]
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { z } from "zod";
 import { connect, createDurable, type Durable, defineWorkflow } from "../lib/durable";
-import { setPreparedStatements } from "../lib/durable/drivers/connect";
 import { measureSessionsCpu } from "./bench/cpu";
 import { createServerDatabase, dropServerDatabases } from "./support/server-database";
 
@@ -65,12 +65,11 @@ async function measureSegment(side: Side, runs: number) {
 }
 
 async function main() {
-  const sides = [
-    await openDrain(`durable_drain_cpu_on_${process.pid}`, true),
-    ...(interleave ? [await openDrain(`durable_drain_cpu_off_${process.pid}`, false)] : []),
-  ];
-  if (!interleave) sides[0]!.preparedStatements = prepared;
-  setPreparedStatements(sides[0]!.durable.db, sides[0]!.preparedStatements);
+  // Which side is opened and measured first costs it a few percent of node CPU (both sides off
+  // differ so too): `--off-first` swaps them, and a comparison takes both orders.
+  const settings = interleave ? (process.argv.includes("--off-first") ? [false, true] : [true, false]) : [prepared];
+  const sides: Side[] = [];
+  for (const [i, on] of settings.entries()) sides.push(await openDrain(`durable_drain_cpu_${i}_${process.pid}`, on));
   const session = profile ? new Session() : undefined;
   if (session) {
     session.connect();
