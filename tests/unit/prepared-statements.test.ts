@@ -32,9 +32,11 @@ it("names durable function calls while on, sends other texts and everything whil
   const call = "select durable_heartbeat($1, $2::bigint) as state";
   await client.query(call, ["r", 1]);
   await client.query("select 1", []);
+  const cursor = { text: call, submit: () => {} }; // Kysely's streamQuery passes a cursor object
+  await client.query(cursor as never, undefined as never);
   toggle.on = false;
   await client.query(call, ["r", 2]);
-  expect(sent).toEqual([{ name: statementNameOf(call), text: call, values: ["r", 1] }, "select 1", call]);
+  expect(sent).toEqual([{ name: statementNameOf(call), text: call, values: ["r", 1] }, "select 1", cursor, call]);
   // Patched once: the same client handed out again is not wrapped twice.
   expect(await named.connect()).toBe(client);
 });

@@ -81,9 +81,12 @@ export function withPreparedStatements(pool: PostgresPool, toggle: PreparedState
 function nameStatementsOn(client: NamingClient, toggle: PreparedStatementsSwitch) {
   const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
   const statements: ClientStatements = { named: new Set(), refused: new Set() };
-  client.query = ((text: unknown, values?: unknown[]) => {
-    const name = toggle.on && typeof text === "string" ? nameFor(statements, text) : undefined;
-    if (name === undefined) return values === undefined ? query(text) : query(text, values);
+  client.query = ((...args: unknown[]) => {
+    // Kysely sends (text, values); any other form (a cursor, a callback) passes through as it came.
+    const [text, values] = args;
+    const plain = typeof text === "string" && args.length <= 2 && (values === undefined || Array.isArray(values));
+    const name = toggle.on && plain ? nameFor(statements, text) : undefined;
+    if (name === undefined) return query(...args);
     return query({ name, text, values }).catch((error: unknown) => {
       throw explainRefusal(statements, name, error);
     });
