@@ -10,6 +10,11 @@ import { lockDataDir } from "./data-dir-lock";
 import { registerPGlite } from "./embedded";
 import { clientListen, type Listen, pgliteListen, registerListen } from "./listen";
 import { PGLITE_PARSERS, PGliteDialect } from "./pglite-dialect";
+import {
+  type PreparedStatementsSwitch,
+  preparedStatementsFromEnv,
+  withPreparedStatements,
+} from "./prepared-statements";
 
 export type DriverKind = "pglite" | "pg" | "neon";
 
@@ -34,6 +39,13 @@ export interface ConnectOptions {
    * Neon's `-pooler` host suffix removed, else the URL itself.
    */
   listenUrl?: string;
+  /**
+   * pg and Neon: send the store's SQL function calls as named prepared statements, parsed and
+   * planned once per connection (docs/guide/deploying-to-vercel.md, "Prepared statements").
+   * Default: DURABLE_PREPARED_STATEMENTS, else true. Turn off behind a pooler that refuses them
+   * (PgBouncer before 1.21 in transaction mode). PGlite ignores it.
+   */
+  preparedStatements?: boolean;
 }
 
 const ACCEPTED =
@@ -74,6 +86,7 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
   let dialect: Dialect;
   let listen: Listen;
   let embedded: PGlite | undefined; // the embedded instance, for embeddedPGliteOf (embedded.ts)
+  let prepared: PreparedStatementsSwitch | undefined; // pg and Neon only
   if (kind === "pglite") {
     const { PGlite } = await import("@electric-sql/pglite");
     const opts = { parsers: PGLITE_PARSERS };
@@ -99,14 +112,28 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
   } else {
     const listenAt = listenUrlFor(target!, options.listenUrl);
     const { pool, newClient } = await createPool(kind, target!, listenAt, options.poolSize ?? 10);
-    dialect = new PostgresDialect({ pool });
+    prepared = { on: options.preparedStatements ?? preparedStatementsFromEnv() };
+    dialect = new PostgresDialect({ pool: withPreparedStatements(pool, prepared) });
     listen = clientListen(newClient);
   }
   if (options.onQuery) dialect = withQueryHook(dialect, options.onQuery);
   const db = new Kysely<any>({ dialect });
   registerListen(db, listen);
   if (embedded) registerPGlite(db, embedded);
+  if (prepared) PREPARED.set(db, prepared);
   return db;
+}
+
+const PREPARED = new WeakMap<AnyKysely, PreparedStatementsSwitch>();
+
+/**
+ * Turns named prepared statements on or off for a handle made by connect() (createDurable's
+ * `preparedStatements`); from the next statement on. Without effect on PGlite and on a Kysely the
+ * app built itself, whose statements stay unnamed.
+ */
+export function setPreparedStatements(db: AnyKysely, on: boolean): void {
+  const toggle = PREPARED.get(db);
+  if (toggle) toggle.on = on;
 }
 
 type TypeParsers = { getTypeParser(id: number, format?: any): any };

@@ -17,6 +17,8 @@
 // Below them, advance.ts runs one pass over a claimed run (execution.ts, step-recorder.ts and
 // steps/). The facade here only forwards: each method is one call. The public types are in
 // durable-api.ts, re-exported from here where index.ts and testing.ts import them.
+import { setPreparedStatements } from "../drivers/connect";
+import { InvalidInputError } from "../errors";
 import { migrate } from "../store";
 import type { AnyWorkflow } from "../types";
 import { advanceById } from "./claim-and-advance";
@@ -70,6 +72,7 @@ export type { WorkOptions, WorkReport } from "./worker";
  * await durable.tick({ budgetMs: 55_000 });
  */
 export function createDurable(options: DurableOptions): Durable {
+  applyPreparedStatements(options);
   const instance = resolveInstance(options, (self, workflow, input, id) =>
     startRun(self, workflow, input as never, { id }),
   );
@@ -107,4 +110,13 @@ export function createDurable(options: DurableOptions): Durable {
     close: () => closeInstance(instance),
     testing: { advanceClock: (duration) => advanceClock(instance, duration) },
   };
+}
+
+/** `preparedStatements` switches the naming of the pool connect() made (drivers/prepared-statements.ts). */
+function applyPreparedStatements(options: DurableOptions) {
+  const value: unknown = options.preparedStatements;
+  if (value === undefined) return;
+  if (typeof value !== "boolean")
+    throw new InvalidInputError(`preparedStatements is true or false, not a ${typeof value}`);
+  setPreparedStatements(options.db, value);
 }

@@ -52,6 +52,13 @@ export interface DurableOptions {
    */
   tickConcurrency?: number;
   /**
+   * Named prepared statements for the hot path on a `connect()` handle over pg or Neon (default:
+   * on, or DURABLE_PREPARED_STATEMENTS). `false` sends every statement unnamed, for a pooler that
+   * refuses them (docs/guide/deploying-to-vercel.md, "Prepared statements"). A Kysely the app
+   * built itself always sends unnamed statements.
+   */
+  preparedStatements?: boolean;
+  /**
    * Deletes what finished long ago, a bounded slice per tick (docs/guide/retention.md, "Retention"): step rows,
    * signals and stream chunks of terminal runs (`steps`), terminal run rows (`runs`), events
    * (`events`). Never anything of a run that is not terminal. Default: keep everything.

@@ -16,6 +16,7 @@ export interface NextWake {
  */
 export async function readNextWake(db: DurableDb, workflows: readonly string[]): Promise<NextWake | null> {
   const { rows } = await sql<{ at: Date | string | null; ms: number | string | null }>`
+    /* planned once */
     select min(wake_at) as at, extract(epoch from (min(wake_at) - durable_now())) * 1000 as ms
       from durable_runs
      where status in ('pending', 'running', 'waiting') and wake_at < 'infinity'
