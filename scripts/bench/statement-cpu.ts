@@ -2,13 +2,13 @@
 // unnamed (parsed and planned at every send), through connect()'s Kysely handle as the store sends
 // it: durable_claim_run finding nothing due, in alternating blocks of N sends on two one-session
 // pools, the first two blocks of each left out as warm-up (docs/performance.md, "Prepared statements").
-//   TEST_DATABASE_URL=… npx tsx scripts/statement-cpu.ts [N, default 2000]
+//   TEST_DATABASE_URL=… npx tsx scripts/bench/statement-cpu.ts [N, default 2000]
 import { readFileSync } from "node:fs";
 import { sql } from "kysely";
-import { connect, createDurable, defineWorkflow } from "../lib/durable";
-import type { AnyKysely } from "../lib/durable/drivers/connect";
+import { connect, createDurable, defineWorkflow } from "../../lib/durable";
+import type { AnyKysely } from "../../lib/durable/drivers/connect";
 import { z } from "zod";
-import { createServerDatabase, dropServerDatabases } from "./support/server-database";
+import { createServerDatabase, dropServerDatabases } from "../support/server-database";
 const wf = defineWorkflow({
   name: "w",
   input: z.object({}),

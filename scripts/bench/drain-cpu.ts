@@ -4,14 +4,14 @@
 // drain alone; `--interleave` drains with prepared statements on and off in one process, 10
 // segments each, alternating (`--off-first`: the off side opened and measured first). What
 // docs/performance.md, "Prepared statements" reports. Usage:
-//   TEST_DATABASE_URL=… npx tsx scripts/drain-cpu.ts [--runs 2000] [--prepared on|off | --interleave
+//   TEST_DATABASE_URL=… npx tsx scripts/bench/drain-cpu.ts [--runs 2000] [--prepared on|off | --interleave
 //     [--off-first]] [--profile file]
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { z } from "zod";
-import { connect, createDurable, type Durable, defineWorkflow } from "../lib/durable";
-import { measureSessionsCpu } from "./bench/cpu";
-import { createServerDatabase, dropServerDatabases } from "./support/server-database";
+import { connect, createDurable, type Durable, defineWorkflow } from "../../lib/durable";
+import { measureSessionsCpu } from "./cpu";
+import { createServerDatabase, dropServerDatabases } from "../support/server-database";
 
 const arg = (name: string) => {
   const at = process.argv.indexOf(`--${name}`);
