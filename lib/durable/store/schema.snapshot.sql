@@ -443,10 +443,7 @@ begin
       return null;
     end if;
     -- The highest priority with a due run of these workflows (no status test: see the pick).
-    v_prio := (select priority from durable_runs
-                where wake_at is not null and wake_at <= v_now and workflow = any (v_workflows)
-                order by priority desc, wake_at
-                limit 1);
+    v_prio := durable_due_priority(v_workflows, v_now, null);
   end if;
   loop
     if p_run_id is null then
@@ -473,11 +470,7 @@ begin
         if v_walked > 100 then
           return null;
         end if;
-        v_prio := (select priority from durable_runs
-                    where wake_at is not null and wake_at <= v_now and priority < v_prio
-                      and workflow = any (v_workflows)
-                    order by priority desc, wake_at
-                    limit 1);
+        v_prio := durable_due_priority(v_workflows, v_now, v_prio);
         continue;
       end if;
     else
@@ -707,6 +700,28 @@ begin
     update durable_runs set wake_at = v_now, updated_at = v_now where id = p_run_id;
   end if;
   return 'delivered';
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_due_priority(p_workflows text[], p_now timestamp with time zone, p_below integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+ STABLE
+ SET enable_seqscan TO 'off'
+ SET enable_sort TO 'off'
+AS $function$
+begin
+  if p_below is null then
+    return (select priority from durable_runs
+             where wake_at is not null and wake_at <= p_now and workflow = any (p_workflows)
+             order by priority desc, wake_at
+             limit 1);
+  end if;
+  return (select priority from durable_runs
+           where wake_at is not null and wake_at <= p_now and priority < p_below
+             and workflow = any (p_workflows)
+           order by priority desc, wake_at
+           limit 1);
 end
 $function$;
 

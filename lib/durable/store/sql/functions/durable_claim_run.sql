@@ -90,10 +90,7 @@ begin
       return null;
     end if;
     -- The highest priority with a due run of these workflows (no status test: see the pick).
-    v_prio := (select priority from durable_runs
-                where wake_at is not null and wake_at <= v_now and workflow = any (v_workflows)
-                order by priority desc, wake_at
-                limit 1);
+    v_prio := durable_due_priority(v_workflows, v_now, null);
   end if;
   loop
     if p_run_id is null then
@@ -120,11 +117,7 @@ begin
         if v_walked > 100 then
           return null;
         end if;
-        v_prio := (select priority from durable_runs
-                    where wake_at is not null and wake_at <= v_now and priority < v_prio
-                      and workflow = any (v_workflows)
-                    order by priority desc, wake_at
-                    limit 1);
+        v_prio := durable_due_priority(v_workflows, v_now, v_prio);
         continue;
       end if;
     else
