@@ -607,6 +607,19 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_clear_lost_claims(p_run_id text, p_now timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+begin
+  perform 1 from durable_runs where id = p_run_id for no key update skip locked;
+  if found then
+    update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = p_now
+     where id = p_run_id;
+  end if;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_concurrency_used(p_workflow text, p_key text, p_run_id text, p_now timestamp with time zone)
  RETURNS bigint
  LANGUAGE sql
@@ -1264,21 +1277,24 @@ declare
   v_now timestamptz := durable_now();
   v_step durable_steps;
   v_not_started jsonb;
+  v_lost boolean;
 begin
   if p_step ? 'start' then
     perform pg_advisory_xact_lock_shared(durable_children_lock(p_run_id));
   end if;
-  update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
-                          metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
-                                          else metadata end
-   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
-     and (lost_claims <> 0 or lost_lease_until is not null or p_step ? 'metadata');
-  if not found then
-    perform 1 from durable_runs
+  if p_step ? 'metadata' then
+    update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
+                            metadata = metadata || (p_step -> 'metadata')
+     where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+       and lease_until > v_now and (deadline_at is null or deadline_at > v_now);
+  else
+    select lost_claims <> 0 or lost_lease_until is not null into v_lost from durable_runs
      where id = p_run_id and fence = p_fence and status is not distinct from 'running'
        and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
        for share;
+    if v_lost then
+      perform durable_clear_lost_claims(p_run_id, v_now);
+    end if;
   end if;
   if not found then
     -- A stale owner's late outcome: it parks on the recorded one when there is one.

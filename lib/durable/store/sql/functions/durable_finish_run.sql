@@ -6,9 +6,10 @@
 -- trip of its own. Answers 'finished'; 'lost' (the fence moved on: nothing written but a
 -- fence.rejected event); or 'conflict' (that step already had another outcome: nothing ended, the
 -- run must replay). Past the run's deadline nothing is written ('lost'; durable_end_overdue fails
--- it), nor after the owner's lease by the database clock ('lost'; docs/rules.md, rule 11a). An end makes the runs waiting on this one due (durable_wake_waiters), in the same
--- transaction. A p_step without a step_id carries only ctx.setMetadata's last patches (no step
--- wrote since): the end merges its `metadata` into the run's.
+-- it), nor after the owner's lease by the database clock ('lost'; docs/rules.md, rule 11a). An end
+-- makes the runs waiting on this one due (durable_wake_waiters), in the same transaction.
+-- A p_step without a step_id carries only ctx.setMetadata's last patches (no step wrote since):
+-- the end merges its `metadata` into the run's.
 --
 -- p_now (function set 25): the time the caller read (durable_finish_and_claim passes one time to
 -- the end and to the claim that follows it). durable_wake_waiters is called only when the partial
