@@ -52,11 +52,14 @@ async function statementCosts(side: Side) {
        from pg_stat_statements where dbid = ${THIS_DATABASE} order by total_exec_time desc limit 25`,
   );
   const total = { statementsPerRun: Number((Number(all!.calls) / side.runs).toFixed(2)), query: "(all, nested too)" };
-  return [total, ...rows.map((row) => ({
-    usPerRun: Number(((row.total_exec_time * 1000) / side.runs).toFixed(1)),
-    callsPerRun: Number((row.calls / side.runs).toFixed(2)),
-    query: String(row.query).slice(0, 140),
-  }))];
+  return [
+    total,
+    ...rows.map((row) => ({
+      usPerRun: Number(((row.total_exec_time * 1000) / side.runs).toFixed(1)),
+      callsPerRun: Number((row.calls / side.runs).toFixed(2)),
+      query: String(row.query).slice(0, 140),
+    })),
+  ];
 }
 
 const threeRunSteps = defineWorkflow({
