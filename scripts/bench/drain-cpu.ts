@@ -3,11 +3,14 @@
 // (the database's backends) CPU ms per run as JSON; `--profile` writes a V8 CPU profile of the
 // drain alone; `--interleave` drains with prepared statements on and off in one process, 10
 // segments each, alternating (`--off-first`: the off side opened and measured first). What
-// docs/performance.md, "Prepared statements" reports. Usage:
+// docs/performance.md, "Prepared statements" reports. `--statements` (the server must load
+// pg_stat_statements, track = all) also prints the drain's statements, nested ones included, by
+// execution time: µs and calls a run (docs/performance.md, "Less per statement"). Usage:
 //   TEST_DATABASE_URL=… npx tsx scripts/bench/drain-cpu.ts [--runs 2000] [--prepared on|off | --interleave
-//     [--off-first]] [--profile file]
+//     [--off-first]] [--profile file] [--statements]
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import pg from "pg";
 import { z } from "zod";
 import { connect, createDurable, type Durable, defineWorkflow } from "../../lib/durable";
 import { measureSessionsCpu } from "./cpu";
@@ -21,6 +24,43 @@ const runs = Number(arg("runs") ?? 2000);
 const prepared = (arg("prepared") ?? "on") === "on";
 const profile = arg("profile");
 const interleave = process.argv.includes("--interleave");
+const statements = process.argv.includes("--statements");
+
+const THIS_DATABASE = "(select oid from pg_database where datname = current_database())";
+
+/** Runs `text` on the database at `url`, on a connection of its own. */
+async function query(url: string, text: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The side's statements by execution time since the reset: µs and calls a run, all of them together
+ * (nested statements counted in their callers' times too), then the 25 costliest. */
+async function statementCosts(side: Side) {
+  const [all] = await query(
+    side.url,
+    `select sum(calls) as calls from pg_stat_statements where dbid = ${THIS_DATABASE} and query not like '%pg_stat%'`,
+  );
+  const rows = await query(
+    side.url,
+    `select regexp_replace(query, '\\s+', ' ', 'g') as query, calls, total_exec_time
+       from pg_stat_statements where dbid = ${THIS_DATABASE} order by total_exec_time desc limit 25`,
+  );
+  const total = { statementsPerRun: Number((Number(all!.calls) / side.runs).toFixed(2)), query: "(all, nested too)" };
+  return [
+    total,
+    ...rows.map((row) => ({
+      usPerRun: Number(((row.total_exec_time * 1000) / side.runs).toFixed(1)),
+      callsPerRun: Number((row.calls / side.runs).toFixed(2)),
+      query: String(row.query).slice(0, 140),
+    })),
+  ];
+}
 
 const threeRunSteps = defineWorkflow({
   name: "drain-three-run-steps",
@@ -76,6 +116,12 @@ async function main() {
     await session.post("Profiler.enable");
     await session.post("Profiler.start");
   }
+  if (statements) {
+    for (const side of sides) {
+      await query(side.url, "create extension if not exists pg_stat_statements");
+      await query(side.url, `select pg_stat_statements_reset(0, ${THIS_DATABASE}, 0)`);
+    }
+  }
   const segments = interleave ? 10 : 1;
   for (let i = 0; i < segments; i++) {
     // Alternate which side goes first, so a load change hits both alike.
@@ -86,10 +132,12 @@ async function main() {
     const { profile: data } = await session.post("Profiler.stop");
     writeFileSync(profile!, JSON.stringify(data));
   }
+  const costs = statements ? await Promise.all(sides.map(statementCosts)) : [];
   for (const side of sides) await side.durable.close();
   await dropServerDatabases(sides.map((side) => side.name));
   const per = (ms: number, side: Side) => Number(((ms * 1000) / side.runs).toFixed(1));
-  for (const side of sides) {
+  for (const [i, side] of sides.entries()) {
+    if (statements) for (const cost of costs[i]!) console.log(JSON.stringify(cost));
     console.log(
       JSON.stringify({
         prepared: side.preparedStatements,

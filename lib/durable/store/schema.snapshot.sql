@@ -413,6 +413,14 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb, p_more boolean, p_wait boolean)
  RETURNS jsonb
+ LANGUAGE sql
+AS $function$
+  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more,
+                           p_wait, null::timestamptz)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_claim_run(p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb, p_rates jsonb, p_more boolean, p_wait boolean, p_now timestamp with time zone)
+ RETURNS jsonb
  LANGUAGE plpgsql
 AS $function$
 declare
@@ -420,7 +428,7 @@ declare
   v_exclude text[] := array(select jsonb_array_elements_text(coalesce(p_exclude, '[]')));
   v_limits jsonb := coalesce(p_limits, '{}');
   v_rates jsonb := coalesce(p_rates, '{}');
-  v_now timestamptz := durable_now();
+  v_now timestamptz := coalesce(p_now, durable_now());
   v_more jsonb := case when p_more then '{"more": true}'::jsonb end;
   v_run durable_runs;
   v_lost boolean;
@@ -596,6 +604,19 @@ begin
     v_exclude := v_exclude || jsonb_build_array(v_claim -> 'run' ->> 'id');
   end loop;
   return jsonb_build_object('claims', v_claims, 'more', v_more);
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_clear_lost_claims(p_run_id text, p_now timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+begin
+  perform 1 from durable_runs where id = p_run_id for no key update skip locked;
+  if found then
+    update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = p_now
+     where id = p_run_id;
+  end if;
 end
 $function$;
 
@@ -816,22 +837,33 @@ CREATE OR REPLACE FUNCTION public.durable_finish_and_claim(p_run_id text, p_fenc
  LANGUAGE plpgsql
 AS $function$
 declare
-  v_finished text := durable_finish_run(p_run_id, p_fence, p_status, p_output, p_error, p_warnings, p_step);
+  -- One read of the clock for the end and the claim (function set 25): the same transaction, a
+  -- few microseconds apart, and a lease taken from the earlier time only ends that much sooner.
+  v_now timestamptz := durable_now();
+  v_finished text := durable_finish_run(p_run_id, p_fence, p_status, p_output, p_error, p_warnings, p_step, v_now);
 begin
   if v_finished <> 'finished' then
     return jsonb_build_object('finished', v_finished);
   end if;
   return jsonb_build_object('finished', v_finished, 'next',
-    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more, true));
+    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more, true, v_now));
 end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_finish_run(p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb, p_step jsonb)
  RETURNS text
+ LANGUAGE sql
+AS $function$
+  select durable_finish_run(p_run_id, p_fence, p_status, p_output, p_error, p_warnings, p_step, durable_now())
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_finish_run(p_run_id text, p_fence bigint, p_status text, p_output jsonb, p_error jsonb, p_warnings jsonb, p_step jsonb, p_now timestamp with time zone)
+ RETURNS text
  LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
 AS $function$
 declare
-  v_now timestamptz := durable_now();
+  v_now timestamptz := p_now;
   v_recorded jsonb;
 begin
   if p_step ? 'step_id' then
@@ -864,7 +896,9 @@ begin
     return 'lost';
   end if;
   -- Runs waiting on this one (a parent's invoke, a race's run branch) are due in this transaction.
-  perform durable_wake_waiters(p_run_id, v_now);
+  if exists (select 1 from durable_steps s where s.target_runs @> array[p_run_id] and s.status = 'waiting') then
+    perform durable_wake_waiters(p_run_id, v_now);
+  end if;
   return 'finished';
 end
 $function$;
@@ -1243,21 +1277,24 @@ declare
   v_now timestamptz := durable_now();
   v_step durable_steps;
   v_not_started jsonb;
+  v_lost boolean;
 begin
   if p_step ? 'start' then
     perform pg_advisory_xact_lock_shared(durable_children_lock(p_run_id));
   end if;
-  update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
-                          metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
-                                          else metadata end
-   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
-     and (lost_claims <> 0 or lost_lease_until is not null or p_step ? 'metadata');
-  if not found then
-    perform 1 from durable_runs
+  if p_step ? 'metadata' then
+    update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
+                            metadata = metadata || (p_step -> 'metadata')
+     where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+       and lease_until > v_now and (deadline_at is null or deadline_at > v_now);
+  else
+    select lost_claims <> 0 or lost_lease_until is not null into v_lost from durable_runs
      where id = p_run_id and fence = p_fence and status is not distinct from 'running'
        and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
        for share;
+    if v_lost then
+      perform durable_clear_lost_claims(p_run_id, v_now);
+    end if;
   end if;
   if not found then
     -- A stale owner's late outcome: it parks on the recorded one when there is one.

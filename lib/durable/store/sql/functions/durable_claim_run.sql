@@ -56,10 +56,13 @@
 -- lock while it holds one (a row's or a key's).
 --
 -- Answers { run, healed, now, steps, mailbox }, null when nothing is due, or { more: true }.
+--
+-- p_now (function set 25): the time a caller already read in this transaction (durable_finish_and_claim
+-- passes its end's), so the claim does not read the clock again; null reads durable_now().
 
 create or replace function durable_claim_run(
   p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb,
-  p_rates jsonb, p_more boolean, p_wait boolean
+  p_rates jsonb, p_more boolean, p_wait boolean, p_now timestamptz
 ) returns jsonb
 language plpgsql as $$
 declare
@@ -67,7 +70,7 @@ declare
   v_exclude text[] := array(select jsonb_array_elements_text(coalesce(p_exclude, '[]')));
   v_limits jsonb := coalesce(p_limits, '{}');
   v_rates jsonb := coalesce(p_rates, '{}');
-  v_now timestamptz := durable_now();
+  v_now timestamptz := coalesce(p_now, durable_now());
   v_more jsonb := case when p_more then '{"more": true}'::jsonb end;
   v_run durable_runs;
   v_lost boolean;
@@ -219,6 +222,16 @@ begin
     'mailbox', case when exists (select 1 from durable_signals where run_id = v_run.id and taken_by is null)
                     then durable_mailbox(v_run.id) else '[]'::jsonb end);
 end
+$$;
+
+-- The nine-argument form (function sets 23 and 24): the claim reads the clock itself.
+create or replace function durable_claim_run(
+  p_workflows jsonb, p_run_id text, p_lease_ms bigint, p_exclude jsonb, p_limits jsonb, p_versions jsonb,
+  p_rates jsonb, p_more boolean, p_wait boolean
+) returns jsonb
+language sql as $$
+  select durable_claim_run(p_workflows, p_run_id, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more,
+                           p_wait, null::timestamptz)
 $$;
 
 -- The eight-argument form (0012 and the function sets up to 22): a claim that may wait for its

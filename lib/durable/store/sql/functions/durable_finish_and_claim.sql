@@ -14,13 +14,16 @@ create or replace function durable_finish_and_claim(
 ) returns jsonb
 language plpgsql as $$
 declare
-  v_finished text := durable_finish_run(p_run_id, p_fence, p_status, p_output, p_error, p_warnings, p_step);
+  -- One read of the clock for the end and the claim (function set 25): the same transaction, a
+  -- few microseconds apart, and a lease taken from the earlier time only ends that much sooner.
+  v_now timestamptz := durable_now();
+  v_finished text := durable_finish_run(p_run_id, p_fence, p_status, p_output, p_error, p_warnings, p_step, v_now);
 begin
   if v_finished <> 'finished' then
     return jsonb_build_object('finished', v_finished);
   end if;
   return jsonb_build_object('finished', v_finished, 'next',
-    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more, true));
+    durable_claim_run(p_workflows, null, p_lease_ms, p_exclude, p_limits, p_versions, p_rates, p_more, true, v_now));
 end
 $$;
 

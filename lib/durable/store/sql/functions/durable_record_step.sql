@@ -4,13 +4,17 @@
 -- The fence check first, without rewriting the run row: the row is locked FOR SHARE where id,
 -- fence and status 'running' match, and the lock lasts until the receipt commits. A claimer's
 -- FOR UPDATE SKIP LOCKED passes a locked row over and a cancel or a heal waits for it, so no fence
--- can move between the check and the receipt. Only a receipt that has something to write to the
--- run updates it instead: the first one after a lost claim (it clears lost_claims: from here on
--- this owner knows what ran) and one carrying a `metadata` object (ctx.setMetadata's patches since
--- the last write, merged into the run's metadata: it rides on the receipt, no round trip of its
--- own, and a refused receipt writes none of it; docs/guide/runs.md, "Tags and metadata"). That
--- update comes first and takes the row's lock itself, so two receipts of one run never both hold
--- a share lock and then both wait to update (a deadlock). No row: the claim was lost; a stale
+-- can move between the check and the receipt. A receipt carrying a `metadata` object
+-- (ctx.setMetadata's patches since the last write, merged into the run's metadata: it rides on the
+-- receipt, no round trip of its own, and a refused receipt writes none of it; docs/guide/runs.md,
+-- "Tags and metadata") updates the row instead, and that update takes the row's lock itself, so
+-- two receipts of one run never both hold a share lock and then both wait to update (a deadlock).
+-- The first receipt after a lost claim clears lost_claims (from here on this owner knows what
+-- ran): the share lock's read tells it so, and durable_clear_lost_claims upgrades the lock only
+-- when no other transaction holds the row (SKIP LOCKED), never waiting. A clear so skipped is left
+-- to a later receipt or the end: lost_claims may then overcount, which docs/rules.md, rule 7a
+-- allows (never undercount). Until function set 25 every receipt ran the update first, a no-op
+-- but for those cases, then the share lock: two statements per receipt. No row: the claim was lost; a stale
 -- owner's late outcome writes nothing but an event, and the answer is { owned: false, runStatus }
 -- so a cancel can be told from a takeover. Past the run's deadline nothing is written
 -- (durable_end_overdue fails the run), nor once the owner's lease ended by the database clock
@@ -37,21 +41,24 @@ declare
   v_now timestamptz := durable_now();
   v_step durable_steps;
   v_not_started jsonb;
+  v_lost boolean;
 begin
   if p_step ? 'start' then
     perform pg_advisory_xact_lock_shared(durable_children_lock(p_run_id));
   end if;
-  update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
-                          metadata = case when p_step ? 'metadata' then metadata || (p_step -> 'metadata')
-                                          else metadata end
-   where id = p_run_id and fence = p_fence and status is not distinct from 'running'
-     and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
-     and (lost_claims <> 0 or lost_lease_until is not null or p_step ? 'metadata');
-  if not found then
-    perform 1 from durable_runs
+  if p_step ? 'metadata' then
+    update durable_runs set lost_claims = 0, lost_lease_until = null, updated_at = v_now,
+                            metadata = metadata || (p_step -> 'metadata')
+     where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+       and lease_until > v_now and (deadline_at is null or deadline_at > v_now);
+  else
+    select lost_claims <> 0 or lost_lease_until is not null into v_lost from durable_runs
      where id = p_run_id and fence = p_fence and status is not distinct from 'running'
        and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
        for share;
+    if v_lost then
+      perform durable_clear_lost_claims(p_run_id, v_now);
+    end if;
   end if;
   if not found then
     -- A stale owner's late outcome: it parks on the recorded one when there is one.
