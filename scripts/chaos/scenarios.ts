@@ -8,28 +8,13 @@ import { startBlackholeProxy } from "./blackhole-proxy";
 import { drain } from "./drain";
 import { createChaosDatabase } from "./harness-db";
 import { seeded } from "./random";
-import { CHAOS_CHILDREN, chaosOrder, chaosParent, chaosWorkflows, composeExpectation } from "./workflow";
+import { CHAOS_CHILDREN, chaosParent, chaosWorkflows, composeExpectation } from "./workflow";
 import { checkCompositionInvariants } from "./compose-invariants";
-import type { Expectation, InvariantResult } from "./invariants";
 import { spawnWorker, type Worker } from "./workers";
+import { killHoldingBatches } from "./batch-kills";
+import { events, mark, ready, type Scale, type ScenarioResult, sleep, startRuns } from "./scenario-support";
 
-export interface Scale {
-  full: boolean;
-  seed: number;
-}
-
-export interface ScenarioResult {
-  id: string;
-  name: string;
-  db: Kysely<any>;
-  counts: Record<string, number>;
-  /** Problems the scenario itself saw (a failpoint never reached, runs that never finished). */
-  problems: string[];
-  /** What I1–I10 expect of its runs, when not chaosExpectation (workflow.ts). */
-  expectation?: Expectation;
-  /** Invariants of its own, checked after I1–I10. */
-  invariants?: (db: Kysely<any>) => Promise<InvariantResult[]>;
-}
+export type { Scale, ScenarioResult };
 
 export const FAILPOINTS: FailpointName[] = [
   "claim.after",
@@ -43,10 +28,6 @@ export const FAILPOINTS: FailpointName[] = [
   "finish.after",
 ];
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const mark = (label: string) =>
-  process.env.CHAOS_DEBUG && console.error(`[chaos ${Math.round(performance.now())} ms] ${label}`);
-
 // A condition that holds costs no more for being allowed longer: a worker process takes tens of seconds to start
 // on a loaded machine (20 s was not enough for scenario 4's frozen owners beside a test suite and a CPU hog).
 async function until(condition: () => boolean, timeoutMs = 180_000) {
@@ -54,21 +35,6 @@ async function until(condition: () => boolean, timeoutMs = 180_000) {
   while (!condition()) {
     if (performance.now() > end) throw new Error("chaos: condition not reached in time");
     await sleep(20);
-  }
-}
-
-async function startRuns(
-  db: Kysely<any>,
-  count: number,
-  work: (i: number) => [number, number] = () => [0, 0],
-  prefix = "run",
-) {
-  const durable = createDurable({ db, workflows: [chaosOrder], secrets: { durable: "chaos" }, log: () => {} });
-  for (let i = 0; i < count; i += 500) {
-    const batch = Array.from({ length: Math.min(500, count - i) }, (_, j) => i + j);
-    await Promise.all(
-      batch.map((k) => durable.start(chaosOrder, { work: work(k) }, { id: `${prefix}-${String(k).padStart(6, "0")}` })),
-    );
   }
 }
 
@@ -80,15 +46,6 @@ const unfinished = async (db: Kysely<any>) =>
       }>`select count(*)::int as n from durable_runs where status not in ('completed', 'failed', 'cancelled')`.execute(
         db,
       )
-    ).rows[0]!.n,
-  );
-
-const events = async (db: Kysely<any>, kinds: string[]) =>
-  Number(
-    (
-      await sql<{ n: number }>`
-        select count(*)::int as n from durable_events
-        where kind in (select jsonb_array_elements_text(${JSON.stringify(kinds)}::jsonb))`.execute(db)
     ).rows[0]!.n,
   );
 
@@ -621,9 +578,6 @@ async function composeStorm(
   return counts;
 }
 
-/** A worker that has started its tick loop (worker.ts prints READY). */
-const ready = (worker: Worker) => worker.output().includes("READY");
-
 /**
  * One move of a nemesis: SIGKILL a worker (and start another) or freeze one past its lease; a
  * worker still starting is left alone (killed before its first tick, it would test nothing).
@@ -649,119 +603,6 @@ function nemesis(workers: Worker[], random: () => number, spawn: () => Worker): 
     3_500 + random() * 2_000,
   );
   return "pause";
-}
-
-/**
- * 12: workers whose ticks claim batches (TICK_CONCURRENCY 6: a tick's first claim takes a run for
- * each of its loops in one statement) SIGKILLed while they hold a batch. First each one at the
- * failpoint after its first claim, holding its whole batch, with nothing of it started; then a
- * nemesis kills busy ones while their runs execute. Every run a killed batch held is healed once
- * (its next claim counts the lost claim and logs one heal), none lost; I1–I10 check the rest.
- */
-export async function killHoldingBatches(scale: Scale): Promise<ScenarioResult> {
-  const batch = 6;
-  const killedAtClaim = scale.full ? 12 : 4;
-  const runs = scale.full ? 1_500 : 300;
-  const durationMs = scale.full ? 30_000 : 10_000;
-  const random = seeded(scale.seed + 12);
-  const { url, db } = await createChaosDatabase("durable_chaos_batches");
-  await startRuns(db, runs, () => [Math.floor(random() * 100), Math.floor(random() * 60)]);
-  const env = { TICK_CONCURRENCY: String(batch) };
-  const problems: string[] = [];
-  const exits = await Promise.all(
-    Array.from(
-      { length: killedAtClaim },
-      () => spawnWorker(url, { ...env, DURABLE_FAILPOINT: "claim.after:kill", IDLE_EXIT_MS: "800" }).exited,
-    ),
-  );
-  const killed = exits.filter(({ signal, output }) => signal === "SIGKILL" && output.includes("FAILPOINT")).length;
-  if (killed !== killedAtClaim)
-    problems.push(`${killedAtClaim} workers to kill at their first claim, ${killed} killed`);
-  // What the killed batches hold: every run claimed now (no worker is left to run one).
-  const held = (
-    await sql<{ id: string }>`select id from durable_runs where status = 'running' order by id`.execute(db)
-  ).rows.map((r) => r.id);
-  if (held.length !== killedAtClaim * batch) {
-    problems.push(`${killedAtClaim} killed batches of ${batch} held ${held.length} runs`);
-  }
-  mark("batches killed at their claim");
-  const storm = await killBusyBatches(url, { durationMs, random, env });
-  mark("nemesis done, workers killed");
-  problems.push(...(await drain(url, db)));
-  return {
-    id: "12",
-    name: `workers killed holding a batch of ${batch} claimed runs (seed ${scale.seed})`,
-    db,
-    problems,
-    counts: {
-      runs,
-      "workers killed at their batch's claim": killed,
-      "runs their batches held": held.length,
-      "workers killed while their batch ran": storm,
-      heals: await events(db, ["heal"]),
-    },
-    invariants: (checked) => checkBatchHeals(checked, held),
-  };
-}
-
-/**
- * Scenario 12's nemesis: 4 batch-claiming workers, two ticking and two in worker mode (6 loops,
- * whose idle loops are claimed for in one statement), one SIGKILLed (and replaced) every 0.3–0.8 s.
- */
-async function killBusyBatches(
-  url: string,
-  o: { durationMs: number; random: () => number; env: Record<string, string> },
-): Promise<number> {
-  const envs: Record<string, string>[] = [
-    { ...o.env, IDLE_EXIT_MS: String(o.durationMs + 5_000) },
-    { WORK_CONCURRENCY: o.env.TICK_CONCURRENCY!, IDLE_EXIT_MS: String(o.durationMs + 5_000) },
-  ];
-  const spawn = (index: number) => spawnWorker(url, envs[index % 2]!);
-  const workers = Array.from({ length: 4 }, (_, index) => spawn(index));
-  let kills = 0;
-  const end = performance.now() + o.durationMs;
-  while (performance.now() < end) {
-    await sleep(300 + o.random() * 500);
-    const candidates = workers.flatMap((worker, index) => (ready(worker) ? [index] : []));
-    if (candidates.length === 0) continue;
-    const index = candidates[Math.floor(o.random() * candidates.length)]!;
-    workers[index]!.child.kill("SIGKILL");
-    workers[index] = spawn(index);
-    kills++;
-  }
-  for (const w of workers) w.child.kill("SIGKILL");
-  await Promise.all(workers.map((w) => w.exited));
-  return kills;
-}
-
-/**
- * Scenario 12's own invariants: each run a batch killed at its claim held ended completed, taken
- * over once (one claim of it while it was running) with one heal; over all runs, every takeover
- * logged exactly one heal (lost_claims is cleared by the next receipt, so the log counts them).
- */
-async function checkBatchHeals(db: Kysely<any>, held: string[]): Promise<InvariantResult[]> {
-  const { rows } = await sql<{ id: string; status: string; heals: number; takeovers: number }>`
-    select r.id, r.status,
-           (select count(*)::int from durable_events e where e.run_id = r.id and e.kind = 'heal') as heals,
-           (select count(*)::int from chaos_claims c
-             where c.run_id = r.id and c.previous_status = 'running') as takeovers
-      from durable_runs r order by r.id`.execute(db);
-  const heldRuns = rows.filter((r) => held.includes(r.id));
-  const show = (found: object[]) => found.slice(0, 5).map((r) => JSON.stringify(r));
-  return [
-    {
-      id: "B1",
-      name: "each run of a batch killed at its claim: completed, taken over and healed once",
-      checked: heldRuns.length,
-      violations: show(heldRuns.filter((r) => r.status !== "completed" || r.heals !== 1 || r.takeovers !== 1)),
-    },
-    {
-      id: "B2",
-      name: "every takeover of a lost claim healed once (heal events = takeovers)",
-      checked: rows.length,
-      violations: show(rows.filter((r) => r.heals !== r.takeovers)),
-    },
-  ];
 }
 
 /** By docs/invariants.md scenario number (2 and 3 are failpoints of 1). */
