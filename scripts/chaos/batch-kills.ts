@@ -92,8 +92,10 @@ async function killBusyBatches(
 
 /**
  * Scenario 12's own invariants: each run a batch killed at its claim held ended completed, taken
- * over once (one claim of it while it was running) with one heal; over all runs, every takeover
- * logged exactly one heal (lost_claims is cleared by the next receipt, so the log counts them).
+ * over (a claim of it while it was running) with one heal per takeover: the worker that took it
+ * over may be killed in turn by the nemesis (a reduced run here: 2 takeovers, 2 heals); over all runs,
+ * every takeover logged exactly one heal (lost_claims is cleared by the next receipt, so the log
+ * counts them).
  */
 async function checkBatchHeals(db: Kysely<any>, held: string[]): Promise<InvariantResult[]> {
   const { rows } = await sql<{ id: string; status: string; heals: number; takeovers: number }>`
@@ -107,9 +109,9 @@ async function checkBatchHeals(db: Kysely<any>, held: string[]): Promise<Invaria
   return [
     {
       id: "B1",
-      name: "each run of a batch killed at its claim: completed, taken over and healed once",
+      name: "each run of a batch killed at its claim: completed, taken over, one heal per takeover",
       checked: heldRuns.length,
-      violations: show(heldRuns.filter((r) => r.status !== "completed" || r.heals !== 1 || r.takeovers !== 1)),
+      violations: show(heldRuns.filter((r) => r.status !== "completed" || r.takeovers < 1 || r.heals !== r.takeovers)),
     },
     {
       id: "B2",
