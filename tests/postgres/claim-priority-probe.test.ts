@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { z } from "zod";
 import { connect, createDurable, defineWorkflow, type Durable } from "@/lib/durable";
 import { createTestDatabase } from "../helpers/databases";
+import { collectNestedPlans } from "../helpers/nested-plans";
 
 const CALLS = 8; // plpgsql plans a statement for its arguments 5 times, then may keep a generic plan
 
@@ -15,7 +16,7 @@ const flow = defineWorkflow({ name: "probed", input: z.object({}), run: async ()
 
 let admin: Durable;
 let session: pg.Client;
-const plans: string[] = [];
+let plans: string[] = [];
 beforeAll(async () => {
   const url = await createTestDatabase("durable_claim_priority_probe");
   admin = createDurable({ db: await connect(url, { driver: "pg" }), workflows: [flow], secrets: { durable: "t" } });
@@ -41,16 +42,7 @@ beforeAll(async () => {
     flow,
     Array.from({ length: 1000 }, () => ({})),
   );
-  await session.query("load 'auto_explain'");
-  for (const setting of [
-    "auto_explain.log_min_duration = 0",
-    "auto_explain.log_nested_statements = on",
-    "auto_explain.log_level = notice",
-    "client_min_messages = notice",
-  ]) {
-    await session.query(`set ${setting}`);
-  }
-  session.on("notice", (notice) => plans.push(notice.message ?? ""));
+  plans = await collectNestedPlans(session);
 });
 afterAll(async () => {
   await session?.end();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { z } from "zod";
 import { connect, createDurable, defineWorkflow, type Durable } from "@/lib/durable";
 import { createTestDatabase } from "../helpers/databases";
+import { collectNestedPlans } from "../helpers/nested-plans";
 
 const CALLS = 8; // plpgsql plans a statement for its arguments 5 times, then may keep a generic plan
 
@@ -16,7 +17,7 @@ const flow = defineWorkflow({ name: "ends", input: z.object({}), run: async () =
 let url: string;
 let admin: Durable;
 let session: pg.Client;
-const plans: string[] = [];
+let plans: string[] = [];
 beforeAll(async () => {
   url = await createTestDatabase("durable_end_waiter_lookup");
   admin = createDurable({ db: await connect(url, { driver: "pg" }), workflows: [flow], secrets: { durable: "t" } });
@@ -34,16 +35,7 @@ beforeAll(async () => {
      insert into durable_steps (run_id, step_id, seq, kind, status, attempt, fence)
      select 'done-' || n, 's', 0, 'run', 'completed', 1, 1 from generate_series(1, 2000) n`,
   );
-  await session.query("load 'auto_explain'");
-  for (const setting of [
-    "auto_explain.log_min_duration = 0",
-    "auto_explain.log_nested_statements = on",
-    "auto_explain.log_level = notice",
-    "client_min_messages = notice",
-  ]) {
-    await session.query(`set ${setting}`);
-  }
-  session.on("notice", (notice) => plans.push(notice.message ?? ""));
+  plans = await collectNestedPlans(session);
 });
 afterAll(async () => {
   await session?.end();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { z } from "zod";
 import { connect, createDurable, defineWorkflow, type Durable } from "@/lib/durable";
 import { createTestDatabase } from "../helpers/databases";
+import { collectNestedPlans } from "../helpers/nested-plans";
 
 const CALLS = 8; // plpgsql plans a statement for its arguments 5 times, then may keep a generic plan
 
@@ -16,7 +17,7 @@ const flow = defineWorkflow({ name: "lookups", input: z.object({}), run: async (
 let url: string;
 let admin: Durable;
 let session: pg.Client;
-const plans: string[] = [];
+let plans: string[] = [];
 beforeAll(async () => {
   url = await createTestDatabase("durable_run_lookups");
   admin = createDurable({ db: await connect(url, { driver: "pg" }), workflows: [flow], secrets: { durable: "t" } });
@@ -32,16 +33,7 @@ beforeAll(async () => {
   // A production table between bursts: 'running' rare in the statistics, so the planner rates an
   // index on (status, …, id) as cheap as the primary key.
   await session.query("analyze durable_runs");
-  await session.query("load 'auto_explain'");
-  for (const setting of [
-    "auto_explain.log_min_duration = 0",
-    "auto_explain.log_nested_statements = on",
-    "auto_explain.log_level = notice",
-    "client_min_messages = notice",
-  ]) {
-    await session.query(`set ${setting}`);
-  }
-  session.on("notice", (notice) => plans.push(notice.message ?? ""));
+  plans = await collectNestedPlans(session);
 });
 afterAll(async () => {
   await session?.end();
