@@ -18,7 +18,7 @@ import type { Execution, Stop } from "./execution";
 // steps.
 
 export const TRACER_NAME = "durable-next";
-/** The toolkit's version (package.json, checked by tests/engine/tracing.test.ts). */
+/** The toolkit's version (package.json, checked by tests/pglite/tracing.test.ts). */
 export const TRACER_VERSION = "0.2.0";
 
 export const SPAN_INVOCATION = "durable.invocation";

@@ -31,7 +31,7 @@ afterEach(() => {
 function holder(value: string): Promise<{ child: ChildProcess; pid: number; output: () => string }> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", path.join(REPO, "tests/engine/fixtures/hold-embedded-db.ts")],
+    ["--import", "tsx", path.join(REPO, "tests/pglite/fixtures/hold-embedded-db.ts")],
     {
       cwd: REPO,
       env: { ...process.env, HOLD_DIR: dir, HOLD_VALUE: value, DATABASE_URL: "" },
