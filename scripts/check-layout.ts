@@ -2,9 +2,13 @@
 // no `sql` import outside lib/durable/store, no import circles). See docs/layout.md.
 //   - lines of code are at most 120 columns;
 //   - `Kysely<any>` is written only in lib/durable/drivers (the store is typed over DurableTables);
-//   - the top level of lib/durable holds only the entry points and the shared vocabulary.
+//   - the top level of lib/durable holds only the entry points and the shared vocabulary;
+//   - lib/durable/react imports only types from the rest of the toolkit (docs/layout.md, "Who imports
+//     whom"): what it imports otherwise lands in the browser bundle. Biome's noRestrictedImports
+//     names the folders it must not reach at all, but cannot tell a type-only import.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { fileImportsOf } from "./support/imports";
 
 const MAX_COLUMNS = 120;
 const TOP_LEVEL = new Set([
@@ -44,6 +48,12 @@ for (const file of files) {
   });
   if (file.startsWith("lib/durable/") && !file.startsWith("lib/durable/drivers/") && /Kysely<any>/.test(text)) {
     problems.push(`${file}: Kysely<any> outside lib/durable/drivers (use DurableDb, or AnyKysely for an app's db)`);
+  }
+  if (file.startsWith("lib/durable/react/")) {
+    for (const found of fileImportsOf(".", file, text)) {
+      if (found.typeOnly || found.to.startsWith("lib/durable/react/")) continue;
+      problems.push(`${file}: imports ${found.to} for more than types; react/ runs in the browser (use import type)`);
+    }
   }
   const topLevel = /^lib\/durable\/([^/]+)$/.exec(file)?.[1];
   if (topLevel && !TOP_LEVEL.has(topLevel)) {

@@ -181,7 +181,7 @@ describe("lint rules of the layout", () => {
     expectCases(SQL_IMPORTS);
   });
 
-  it("refuses each import against docs/layout.md's directions, with the folder's message, and allows the listed ones", () => {
+  it("refuses each import against the directions of docs/layout.md, with its folder's message; allows the rest", () => {
     expectCases(DIRECTIONS);
   });
 
