@@ -3,9 +3,9 @@
 //   - lines of code are at most 120 columns;
 //   - `Kysely<any>` is written only in lib/durable/drivers (the store is typed over DurableTables);
 //   - the top level of lib/durable holds only the entry points and the shared vocabulary;
-//   - lib/durable/react imports only types from the rest of the toolkit (docs/layout.md, "Who imports
-//     whom"): what it imports otherwise lands in the browser bundle. Biome's noRestrictedImports
-//     names the folders it must not reach at all, but cannot tell a type-only import.
+//   - the imports TYPES_ONLY lists bring in types only (docs/layout.md, "Who imports whom"): Biome's
+//     noRestrictedImports names the files a folder must not reach at all, but cannot tell a
+//     type-only import.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileImportsOf } from "./support/imports";
@@ -29,6 +29,12 @@ const TOP_LEVEL = new Set([
   "turn-end.ts",
 ]);
 
+// [importer, imported, why]: a file under the first folder imports one under the second, outside
+// its own folder, only for types.
+const TYPES_ONLY: [string, string, string][] = [
+  ["lib/durable/react/", "lib/durable/", "react/ runs in the browser, where a value import lands in the bundle"],
+];
+
 const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" })
   .split("\n")
   .filter((file) => /\.(ts|tsx|mjs)$/.test(file) && !file.endsWith(".generated.ts") && !file.endsWith(".d.ts"))
@@ -49,10 +55,10 @@ for (const file of files) {
   if (file.startsWith("lib/durable/") && !file.startsWith("lib/durable/drivers/") && /Kysely<any>/.test(text)) {
     problems.push(`${file}: Kysely<any> outside lib/durable/drivers (use DurableDb, or AnyKysely for an app's db)`);
   }
-  if (file.startsWith("lib/durable/react/")) {
+  for (const [importer, imported, why] of TYPES_ONLY.filter(([importer]) => file.startsWith(importer))) {
     for (const found of fileImportsOf(".", file, text)) {
-      if (found.typeOnly || found.to.startsWith("lib/durable/react/")) continue;
-      problems.push(`${file}: imports ${found.to} for more than types; react/ runs in the browser (use import type)`);
+      if (found.typeOnly || found.to.startsWith(importer) || !found.to.startsWith(imported)) continue;
+      problems.push(`${file}: imports ${found.to} for more than types; ${why} (use import type)`);
     }
   }
   const topLevel = /^lib\/durable\/([^/]+)$/.exec(file)?.[1];
