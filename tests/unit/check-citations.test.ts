@@ -2,19 +2,17 @@
 // section that does not exist, or a file outside the repository, and stay quiet on good ones. Each
 // case runs it on a throwaway git tree.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { writeFileIn } from "../helpers/write-file-in";
 
 const REPO = path.join(__dirname, "../..");
 const TSX = path.join(REPO, "node_modules/.bin/tsx");
 let dir: string;
 
-function write(rel: string, content: string) {
-  mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-  writeFileSync(path.join(dir, rel), content);
-}
+const write = (rel: string, content: string) => writeFileIn(dir, rel, content);
 
 function check(): { status: number | null; output: string } {
   const run = spawnSync(TSX, [path.join(REPO, "scripts/check-citations.ts"), "--root", dir], { encoding: "utf8" });

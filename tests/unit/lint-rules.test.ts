@@ -2,10 +2,11 @@
 // quiet on this tree. Each case is a line of a throwaway tree linted under the repository's own
 // configuration.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeFileIn } from "../helpers/write-file-in";
 
 const REPO = path.join(__dirname, "../..");
 const BIOME = path.join(REPO, "node_modules/.bin/biome");
@@ -103,10 +104,7 @@ let cycles: string[] = [];
 /** Where each case was written: "file:line" under lib/durable. */
 const placed = new Map<Case, string>();
 
-function write(rel: string, content: string) {
-  mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-  writeFileSync(path.join(dir, rel), content);
-}
+const write = (rel: string, content: string) => writeFileIn(dir, rel, content);
 
 /** Biome's JSON report over the throwaway tree. */
 function lint(): Diagnostic[] {
