@@ -4,7 +4,7 @@ import { type Durable, InvalidInputError, type RunStatus } from "@/lib/durable";
 import { startDemo } from "./actions";
 import { AutoRefresh } from "./components/auto-refresh";
 import { BulkForm } from "./components/bulk-form";
-import { DashboardClosed } from "./components/dashboard-access";
+import { DashboardClosed } from "./components/dashboard-closed";
 import { type ListFilters, listHref, RunFilters } from "./components/run-filters";
 import { RunsTable } from "./components/runs-table";
 import { SchedulesCard } from "./components/schedules-card";
