@@ -52,10 +52,10 @@ import {
   LATENCY_SAMPLES as WORKER_LATENCY_SAMPLES,
   PROVIDER_MS,
   SAMPLE_MS,
-  scaleOut,
   TENANTS,
   WORKER_CONCURRENCY,
-} from "./bench/scale-out";
+} from "./bench/scale-out/settings";
+import { scaleOut } from "./bench/scale-out";
 
 const RUNS = 2_000;
 const LOOPS = 8;
