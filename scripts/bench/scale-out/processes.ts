@@ -1,5 +1,4 @@
 // The app's processes the scale-out bench starts: next start of the tick route, and the worker.
-// The app's processes the scale-out bench starts: next start of the tick route, and the worker.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
