@@ -23,7 +23,7 @@ import { dropCreatedDatabases } from "./bench/databases";
 import { loadAverage, machine } from "./bench/machine";
 import { table } from "./bench/report";
 import { tracingSection } from "./bench/tracing";
-import { retentionSection } from "./bench/retention";
+import { retentionSection } from "./bench/retention-section";
 import { ensurePeerPackages } from "./bench/peer-packages";
 import { operationsSection } from "./bench/operations";
 import { priorityWalkRows } from "./bench/priority-walk";
