@@ -18,10 +18,12 @@ const body = (lines: number) => Array.from({ length: lines }, (_, i) => `  const
 const fn = (name: string, lines: number) => `export function ${name}() {\n${body(lines - 2)}\n}\n`;
 /** A file of exactly `lines` short functions' worth of lines (each function 4 lines long). */
 const longFile = (lines: number) =>
-  `${Array.from({ length: lines / 4 }, (_, i) => `export function f${i}() {\n  const a = 1;\n  return a;\n}\n`).join("")}`;
+  Array.from({ length: lines / 4 }, (_, i) => `export function f${i}() {\n  const a = 1;\n  return a;\n}\n`).join("");
 /** A component of exactly `lines` lines that returns JSX. */
-const component = (lines: number) =>
-  `export function Panel() {\n  return (\n    <ul>\n${Array.from({ length: lines - 6 }, (_, i) => `      <li>${i}</li>`).join("\n")}\n    </ul>\n  );\n}\n`;
+const component = (lines: number) => {
+  const items = Array.from({ length: lines - 6 }, (_, i) => `      <li>${i}</li>`).join("\n");
+  return `export function Panel() {\n  return (\n    <ul>\n${items}\n    </ul>\n  );\n}\n`;
+};
 
 function write(rel: string, content: string) {
   mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });

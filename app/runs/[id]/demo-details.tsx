@@ -66,6 +66,7 @@ async function CheckoutDetails({ runId, counts }: { runId: string; counts: Reque
     where run_id = ${runId} group by outcome`.execute(db);
   const order = orders[0];
   const hook = (outcome: string) => hooks.find((h) => h.outcome === outcome)?.n ?? 0;
+  const sent = hook("delivered") + hook("duplicate") + hook("refused");
   return (
     <section className="panel" data-testid="demo-details">
       <h2>Shop and payment provider</h2>
@@ -107,10 +108,10 @@ async function CheckoutDetails({ runId, counts }: { runId: string; counts: Reque
             <code>{p.id}</code> {formatMoney(p.amount_cents)} · {p.status}
           </p>
         ))}
-      {hook("delivered") + hook("duplicate") + hook("refused") > 0 ? (
+      {sent > 0 ? (
         <p className="small">
-          Webhook <code>payment.settled</code>: sent {hook("delivered") + hook("duplicate") + hook("refused")} times,{" "}
-          <strong>{hook("delivered")} delivered</strong>, {hook("duplicate")} recognised as a repeat
+          Webhook <code>payment.settled</code>: sent {sent} times, <strong>{hook("delivered")} delivered</strong>,{" "}
+          {hook("duplicate")} recognised as a repeat
           {hook("refused") ? `, ${hook("refused")} refused` : ""}.
         </p>
       ) : null}
