@@ -42,6 +42,7 @@ export async function throughputSection(): Promise<void> {
   printWhereTimeGoes(measured);
 }
 
+/** The drains and raw loops of section 2, in the order they must run. */
 async function measureThroughput(): Promise<Measured> {
   // Each measurement is bracketed by a raw 1-connection loop and compared with the mean of its two
   // brackets, so a load change on the machine hits the figure and its reference alike.
@@ -64,11 +65,13 @@ async function measureThroughput(): Promise<Measured> {
   return { steps, profile, raws, one, protocol, rawPool, eight, lite };
 }
 
+/** CPU per step: this process's and the server backends' ("-" when not measured). */
 const cpuPerStep = (cpu: CpuSpent, n: number) => [
   `${((cpu.node * 1000) / n).toFixed(0)} µs`,
   cpu.server === null ? "-" : `${((cpu.server * 1000) / n).toFixed(0)} µs`,
 ];
 
+/** One row of the throughput table. */
 const row = (
   label: string,
   runsPerSecond: number | null,
@@ -90,6 +93,7 @@ const row = (
   `${seconds.toFixed(1)} s`,
 ];
 
+/** The throughput table: each drain against the raw loops that bracket it. */
 function printThroughput({ steps, profile, raws, one, protocol, rawPool, eight, lite }: Measured): void {
   const bracket = (i: number) => (raws[i]!.stepsPerSecond + raws[i + 1]!.stepsPerSecond) / 2;
   heading(
@@ -150,6 +154,7 @@ function printThroughput({ steps, profile, raws, one, protocol, rawPool, eight, 
   ]);
 }
 
+/** What the table's columns mean, and the claims, lock waits and statements behind it. */
 function printThroughputNotes({ profile, raws, one, eight, lite }: Measured): void {
   console.log(
     `
@@ -177,6 +182,7 @@ function printThroughputNotes({ profile, raws, one, eight, lite }: Measured): vo
   );
 }
 
+/** The 1-loop drain statement by statement, beside the raw loop, and the server time in the SQL functions. */
 function printWhereTimeGoes({ raws, one }: Measured): void {
   heading(
     "   Where a run's time goes: the 1-loop drain on PostgreSQL, statement by statement " +
