@@ -4,7 +4,7 @@ import { type Durable, InvalidInputError, type RunStatus } from "@/lib/durable";
 import { startDemo } from "./actions";
 import { AutoRefresh } from "./components/auto-refresh";
 import { BulkForm } from "./components/bulk-form";
-import { DashboardClosed } from "./components/dashboard-access";
+import { DashboardClosed } from "./components/dashboard-closed";
 import { type ListFilters, listHref, RunFilters } from "./components/run-filters";
 import { RunsTable } from "./components/runs-table";
 import { SchedulesCard } from "./components/schedules-card";
@@ -69,8 +69,8 @@ async function readPage(durable: Durable, filters: ListFilters, cursor: string |
   }
 }
 
-export default async function Home({ searchParams }: Props) {
-  const params = await searchParams;
+/** The status filter and the list's filters the query string asks for. */
+function filtersOf(params: Awaited<Props["searchParams"]>): { filter: Filter; filters: ListFilters } {
   const filter: Filter = FILTERS.find((f) => f === first(params.status)) ?? "all";
   const filters: ListFilters = {
     status: filter === "all" ? undefined : filter,
@@ -79,6 +79,12 @@ export default async function Home({ searchParams }: Props) {
     version: first(params.version),
     parent: first(params.parent),
   };
+  return { filter, filters };
+}
+
+export default async function Home({ searchParams }: Props) {
+  const params = await searchParams;
+  const { filter, filters } = filtersOf(params);
   const cursor = first(params.cursor);
   const access = await dashboardAccess();
   if (access !== "open") {
@@ -114,71 +120,29 @@ export default async function Home({ searchParams }: Props) {
         ) : null}
       </Hero>
 
-      <section aria-labelledby="demos-title">
-        <h2 id="demos-title" className="section-title">
-          Start a demo
-        </h2>
-        <div className="demo-grid">
-          {demos.map((demo) => (
-            <form
-              key={demo.workflow}
-              action={startDemo.bind(null, demo.workflow)}
-              className="demo-card"
-              data-demo={demo.workflow}
-            >
-              <h3>{demo.title}</h3>
-              <code className="demo-id">{demo.workflow}</code>
-              <p>{demo.summary}</p>
-              <ul className="checks">
-                {demo.shows.slice(0, 2).map((line) => (
-                  <li key={line}>{line}</li>
-                ))}
-              </ul>
-              <SubmitButton className="button button-primary" pendingLabel="Starting…">
-                {demo.cta}
-              </SubmitButton>
-            </form>
-          ))}
-        </div>
-      </section>
+      <DemoCards />
 
       <section aria-labelledby="runs-title" className="runs-section">
         <div className="runs-head">
           <h2 id="runs-title" className="section-title">
             Runs
           </h2>
-          <nav className="filters" aria-label="Filter by status">
-            {FILTERS.map((f) => (
-              <Link
-                key={f}
-                href={listHref({ ...filters, status: f === "all" ? undefined : f })}
-                className={f === filter ? "filter filter-active" : "filter"}
-                aria-current={f === filter ? "page" : undefined}
-              >
-                {f === "all" ? "All" : f[0]!.toUpperCase() + f.slice(1)}{" "}
-                <span className="filter-count">{countLabel(counts, f)}</span>
-              </Link>
-            ))}
-          </nav>
+          <StatusFilters filters={filters} filter={filter} counts={counts} />
         </div>
         <RunFilters filters={filters} workflows={workflowNames} />
-        {refused ? (
-          <p className="panel action-error" role="alert" data-testid="filter-refused">
-            The filter was refused: {refused}
-          </p>
-        ) : page.runs.length === 0 ? (
-          <div className="panel empty">
-            {counts.all === 0
+        <RunsList
+          page={page}
+          refused={refused}
+          outcomes={outcomes}
+          now={now}
+          empty={
+            counts.all === 0
               ? "No runs yet. Start a demo above."
               : narrowed
                 ? "No runs match these filters."
-                : `No ${filter} runs.`}
-          </div>
-        ) : (
-          <BulkForm>
-            <RunsTable runs={page.runs} outcomes={outcomes} now={now} selectable />
-          </BulkForm>
-        )}
+                : `No ${filter} runs.`
+          }
+        />
         <div className="pager">
           {cursor ? <Link href={listHref(filters)}>← Newest</Link> : <span />}
           {page.nextCursor ? (
@@ -191,5 +155,94 @@ export default async function Home({ searchParams }: Props) {
       <SchedulesCard schedules={schedules} now={now} />
       <AutoRefresh active={counts.pending + counts.running + counts.waiting > 0} />
     </>
+  );
+}
+
+/** A card per demo, each a form that starts its run. */
+function DemoCards() {
+  return (
+    <section aria-labelledby="demos-title">
+      <h2 id="demos-title" className="section-title">
+        Start a demo
+      </h2>
+      <div className="demo-grid">
+        {demos.map((demo) => (
+          <form
+            key={demo.workflow}
+            action={startDemo.bind(null, demo.workflow)}
+            className="demo-card"
+            data-demo={demo.workflow}
+          >
+            <h3>{demo.title}</h3>
+            <code className="demo-id">{demo.workflow}</code>
+            <p>{demo.summary}</p>
+            <ul className="checks">
+              {demo.shows.slice(0, 2).map((line) => (
+                <li key={line}>{line}</li>
+              ))}
+            </ul>
+            <SubmitButton className="button button-primary" pendingLabel="Starting…">
+              {demo.cta}
+            </SubmitButton>
+          </form>
+        ))}
+      </div>
+    </section>
+  );
+}
+
+/** The status filters, each with its count, keeping the other filters. */
+function StatusFilters({
+  filters,
+  filter,
+  counts,
+}: {
+  filters: ListFilters;
+  filter: Filter;
+  counts: Awaited<ReturnType<typeof countRuns>>;
+}) {
+  return (
+    <nav className="filters" aria-label="Filter by status">
+      {FILTERS.map((f) => (
+        <Link
+          key={f}
+          href={listHref({ ...filters, status: f === "all" ? undefined : f })}
+          className={f === filter ? "filter filter-active" : "filter"}
+          aria-current={f === filter ? "page" : undefined}
+        >
+          {f === "all" ? "All" : f[0]!.toUpperCase() + f.slice(1)}{" "}
+          <span className="filter-count">{countLabel(counts, f)}</span>
+        </Link>
+      ))}
+    </nav>
+  );
+}
+
+/** The page of runs under bulk actions, or why there is none. */
+function RunsList({
+  page,
+  refused,
+  outcomes,
+  now,
+  empty,
+}: {
+  page: Awaited<ReturnType<typeof readPage>>["page"];
+  refused: string | null;
+  outcomes: Awaited<ReturnType<typeof readOutcomes>>;
+  now: number;
+  empty: string;
+}) {
+  if (refused) {
+    return (
+      <p className="panel action-error" role="alert" data-testid="filter-refused">
+        The filter was refused: {refused}
+      </p>
+    );
+  }
+  if (page.runs.length === 0) return <div className="panel empty">{empty}</div>;
+  return (
+    <BulkForm>
+      <RunsTable runs={page.runs} outcomes={outcomes} now={now} selectable />
+    </BulkForm>
   );
 }

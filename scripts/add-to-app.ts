@@ -165,6 +165,66 @@ function reportLeftOut(files: string[]) {
   console.log(`  again to add them): ${files.join(", ")}`);
 }
 
+/** What the app's developer does next: installs, checks, and for a first copy, secrets and a workflow. */
+function printNextSteps({
+  deps,
+  typescript,
+  update,
+  base,
+  target,
+  cronPath,
+  manifest,
+  devCronFile,
+}: {
+  deps: ReturnType<typeof adviseDependencies>;
+  typescript: boolean;
+  update: boolean;
+  base: string;
+  target: string;
+  cronPath: string;
+  manifest: ReturnType<typeof readManifest>["manifest"];
+  devCronFile: ReturnType<typeof addDevCron>["file"];
+}): void {
+  const steps: string[] = [];
+  if (deps.install.length > 0)
+    steps.push(
+      "Install the runtime packages (the versions this toolkit is tested with):\n" +
+        `     npm install -E ${deps.install.join(" ")}`,
+    );
+  if (deps.installDev.length > 0)
+    steps.push(
+      `Install their types (the copied code is TypeScript):\n     npm install -D -E ${deps.installDev.join(" ")}`,
+    );
+  if (!typescript)
+    steps.push(
+      "The toolkit is TypeScript: install typescript and add a tsconfig.json " +
+        "(next build writes one when typescript is installed).",
+    );
+  for (const warning of deps.warnings) steps.push(`Check: ${warning}`);
+  if (update) {
+    steps.push(
+      [
+        `New migrations come as new numbered files in ${base}lib/durable/store/migrations (never edits of applied`,
+        "     ones): the first request migrates the database, or run durable.migrate() where you deploy.",
+      ].join("\n"),
+    );
+    steps.push("Review the diffs above (if any), then build and run your tests.");
+    printSteps(steps);
+    return;
+  }
+  // Fresh secret values only for an app that has none and never had a copy here (env-secrets.ts).
+  steps.push(secretsStep(cronPath, existingSecrets(target), manifest !== null), databaseStep());
+  steps.push(
+    workflowStep({
+      defineFrom: `${base}lib/durable`,
+      registry: `${base}app/durable.ts`,
+      devCronFile: devCronFile,
+      cronPath: cronPath,
+    }),
+  );
+  printSteps(steps);
+}
+
 function main() {
   const { target, dryRun, update } = parseArgs(process.argv.slice(2));
   const theirs = checkTarget(target);
@@ -214,44 +274,7 @@ function main() {
   reportConfig(changes, dryRun);
   reportDiffs(updateActions);
 
-  const steps: string[] = [];
-  if (deps.install.length > 0)
-    steps.push(
-      "Install the runtime packages (the versions this toolkit is tested with):\n" +
-        `     npm install -E ${deps.install.join(" ")}`,
-    );
-  if (deps.installDev.length > 0)
-    steps.push(
-      `Install their types (the copied code is TypeScript):\n     npm install -D -E ${deps.installDev.join(" ")}`,
-    );
-  if (!typescript)
-    steps.push(
-      "The toolkit is TypeScript: install typescript and add a tsconfig.json " +
-        "(next build writes one when typescript is installed).",
-    );
-  for (const warning of deps.warnings) steps.push(`Check: ${warning}`);
-  if (update) {
-    steps.push(
-      [
-        `New migrations come as new numbered files in ${base}lib/durable/store/migrations (never edits of applied`,
-        "     ones): the first request migrates the database, or run durable.migrate() where you deploy.",
-      ].join("\n"),
-    );
-    steps.push("Review the diffs above (if any), then build and run your tests.");
-    printSteps(steps);
-    return;
-  }
-  // Fresh secret values only for an app that has none and never had a copy here (env-secrets.ts).
-  steps.push(secretsStep(cron.path, existingSecrets(target), manifest !== null), databaseStep());
-  steps.push(
-    workflowStep({
-      defineFrom: `${base}lib/durable`,
-      registry: `${base}app/durable.ts`,
-      devCronFile: devCron.file,
-      cronPath: cron.path,
-    }),
-  );
-  printSteps(steps);
+  printNextSteps({ deps, typescript, update, base, target, cronPath: cron.path, manifest, devCronFile: devCron.file });
 }
 
 main();

@@ -1,39 +1,53 @@
-// Lists every function in lib/durable longer than 80 lines (docs/layout.md: one concept per file,
-// no function over about 80 lines) and exits 1 when there is one. A function is any function-like
-// node the TypeScript compiler sees: declarations, expressions, arrow functions, methods,
-// accessors and constructors. Its length runs from its first line to its last, comments included.
-//   tsx scripts/check-function-length.ts [--max 80] [--top 10] [dir …]   (default dir: lib/durable)
+// Lists every function longer than 80 lines and every file longer than 400 in lib/durable, app/ and
+// scripts/ (docs/layout.md: one concept per file, no function over about 80 lines) and exits 1 when
+// there is one. A function is any function-like node the TypeScript compiler sees: declarations,
+// expressions, arrow functions, methods, accessors and constructors (a React component is one). Its
+// length runs from its first line to its last, comments included. Generated modules are left out.
+//   tsx scripts/check-function-length.ts [--max 80] [--max-file 400] [--top 10] [dir …]
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import ts from "typescript";
 
-interface Found {
+export interface Found {
   file: string;
   line: number;
   name: string;
   lines: number;
 }
 
-const args = process.argv.slice(2);
-const max = Number(flagValue("--max") ?? 80);
-const top = Number(flagValue("--top") ?? 10);
-const dirs = args.filter((arg, index) => !arg.startsWith("--") && !args[index - 1]?.startsWith("--"));
-
-/** The value after `flag` on the command line, if any. */
-function flagValue(flag: string): string | undefined {
-  const index = args.indexOf(flag);
-  return index === -1 ? undefined : args[index + 1];
+export interface SourceText {
+  file: string;
+  text: string;
 }
 
-/** Every .ts and .tsx file under `dir`, generated modules and declarations left out. */
-function listSources(dir: string): string[] {
-  return readdirSync(dir).flatMap((entry) => {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) return listSources(full);
-    if (!/\.tsx?$/.test(entry) || entry.endsWith(".d.ts") || entry.endsWith(".generated.ts")) return [];
-    return [full];
-  });
+export interface Limits {
+  /** The longest a function may be, in lines. */
+  maxFunction: number;
+  /** The longest a file may be, in lines. */
+  maxFile: number;
+  /** Files allowed over maxFile, each up to the length it has (it may shrink, never grow). */
+  knownLongFiles?: Readonly<Record<string, number>>;
 }
+
+export interface Checked {
+  /** Every function, longest first. */
+  functions: Found[];
+  /** One line per function or file over its limit; none when the sources comply. */
+  problems: string[];
+  /** One line per known long file, said on every run so the exemption is never silent. */
+  exempt: string[];
+}
+
+export const DEFAULT_DIRS = ["lib/durable", "app", "scripts"];
+
+/**
+ * Files over the cap today that a later change splits; each may not grow past the length given. The
+ * checker names them on every run.
+ */
+export const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
+  "lib/durable/types.ts": 577,
+};
 
 /** A readable name for a function node: its own, or the variable, property or call it is given to. */
 function nameOf(node: ts.SignatureDeclaration, source: ts.SourceFile): string {
@@ -46,8 +60,9 @@ function nameOf(node: ts.SignatureDeclaration, source: ts.SourceFile): string {
 }
 
 /** The function-like nodes of one file, with their lengths in lines. */
-function measure(file: string): Found[] {
-  const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+function measureFunctions({ file, text }: SourceText): Found[] {
+  const kind = file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind);
   const found: Found[] = [];
   const visit = (node: ts.Node) => {
     if (ts.isFunctionLike(node) && "body" in node && node.body) {
@@ -61,15 +76,65 @@ function measure(file: string): Found[] {
   return found;
 }
 
-const all = (dirs.length ? dirs : ["lib/durable"]).flatMap(listSources).flatMap(measure);
-all.sort((a, b) => b.lines - a.lines);
-const over = all.filter((fn) => fn.lines > max);
-const show = (fn: Found) => `${fn.file}:${fn.line}: ${fn.name}, ${fn.lines} lines`;
-console.log(`The ${Math.min(top, all.length)} longest of ${all.length} functions:`);
-for (const fn of all.slice(0, top)) console.log(`  ${show(fn)}`);
-if (over.length > 0) {
-  console.error(`${over.length} function(s) over ${max} lines:`);
-  for (const fn of over) console.error(`  ${show(fn)}`);
-  process.exit(1);
+/** A file's length in lines, as `wc -l` counts them for a file that ends in a newline. */
+export function lineCount(text: string): number {
+  const lines = text.split("\n").length;
+  return text.endsWith("\n") ? lines - 1 : lines;
 }
-console.log(`No function is over ${max} lines.`);
+
+/** The problems of some sources under the limits: functions over maxFunction, files over maxFile. */
+export function checkSources(sources: SourceText[], limits: Limits): Checked {
+  const functions = sources.flatMap(measureFunctions).sort((a, b) => b.lines - a.lines);
+  const problems = functions
+    .filter((fn) => fn.lines > limits.maxFunction)
+    .map((fn) => `${fn.file}:${fn.line}: function ${fn.name}, ${fn.lines} lines (over ${limits.maxFunction})`);
+  const exempt: string[] = [];
+  for (const { file, text } of sources) {
+    const lines = lineCount(text);
+    const allowed = limits.knownLongFiles?.[file];
+    if (lines <= limits.maxFile) continue;
+    if (allowed !== undefined && lines <= allowed) {
+      exempt.push(`${file}: ${lines} lines, over ${limits.maxFile}, allowed up to ${allowed} until it is split`);
+    } else {
+      problems.push(`${file}: file of ${lines} lines (over ${limits.maxFile})`);
+    }
+  }
+  return { functions, problems, exempt };
+}
+
+/** Every .ts and .tsx file under `dir`, generated modules and declarations left out. */
+export function listSources(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const full = path.join(dir, entry);
+    if (statSync(full).isDirectory()) return listSources(full);
+    if (!/\.tsx?$/.test(entry) || entry.endsWith(".d.ts") || entry.endsWith(".generated.ts")) return [];
+    return [full];
+  });
+}
+
+function main(args: string[]) {
+  const flagValue = (flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+  const top = Number(flagValue("--top") ?? 10);
+  const limits: Limits = {
+    maxFunction: Number(flagValue("--max") ?? 80),
+    maxFile: Number(flagValue("--max-file") ?? 400),
+    knownLongFiles: KNOWN_LONG_FILES,
+  };
+  const dirs = args.filter((arg, index) => !arg.startsWith("--") && !args[index - 1]?.startsWith("--"));
+  const files = (dirs.length ? dirs : DEFAULT_DIRS).flatMap(listSources);
+  const { functions, problems, exempt } = checkSources(
+    files.map((file) => ({ file, text: readFileSync(file, "utf8") })),
+    limits,
+  );
+  console.log(`The ${Math.min(top, functions.length)} longest of ${functions.length} functions:`);
+  for (const fn of functions.slice(0, top)) console.log(`  ${fn.file}:${fn.line}: ${fn.name}, ${fn.lines} lines`);
+  for (const line of exempt) console.log(`Known long file: ${line}`);
+  if (problems.length > 0) {
+    console.error(`${problems.length} function(s) or file(s) over the limits:`);
+    for (const line of problems) console.error(`  ${line}`);
+    process.exit(1);
+  }
+  console.log(`No function is over ${limits.maxFunction} lines and no file over ${limits.maxFile}.`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main(process.argv.slice(2));

@@ -3,7 +3,7 @@ import { cookies } from "next/headers";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { ChatPanel } from "@/app/components/chat-panel";
-import { dashboardEnabled } from "@/app/components/dashboard-access";
+import { dashboardEnabled } from "@/app/dashboard-access";
 import { getDurable } from "@/app/durable";
 import { chatModelLabel } from "@/app/workflows/chat-model";
 import { loadChat } from "@/lib/durable";

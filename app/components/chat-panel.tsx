@@ -29,31 +29,21 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
   const transport = useMemo(() => new DurableChatTransport({ api: "/api/chat" }), []);
   const chat = useChat({ id: chatId, messages: initial, transport, resume: true });
   const [input, setInput] = useState("");
-  const [answering, setAnswering] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   // Until the page hydrates the form cannot send: say so to whoever waits on it (the e2e test).
   const [hydrated, setHydrated] = useState(false);
   useEffect(() => setHydrated(true), []);
 
   const busy = chat.status === "submitted" || chat.status === "streaming";
-  // A call shows Approve and Deny while the run waits on it. The stream says a call asked for
-  // approval; once the call is answered the stream says so only with the tool's output, so the
-  // server is asked (`durable.toolApprovals`) each time an answer stops: a call that asked and no
-  // longer waits is answered.
-  const [answered, setAnswered] = useState(() => answeredOf(initial, pendingAtLoad));
-  const messages = useRef(chat.messages);
-  messages.current = chat.messages;
-  useEffect(() => {
-    if (chat.status !== "ready") return;
-    let current = true;
-    pendingChatApprovals(chatId).then(
-      (ids) => current && setAnswered(answeredOf(messages.current, ids)),
-      () => {},
-    );
-    return () => {
-      current = false;
-    };
-  }, [chat.status, chatId]);
+  const { answered, answering, answer } = useToolApprovals({
+    chatId,
+    status: chat.status,
+    shown: chat.messages,
+    initial,
+    pendingAtLoad,
+    resumeStream: chat.resumeStream,
+    setNotice,
+  });
   const last = chat.messages.at(-1);
   const awaitingApproval = last?.role === "assistant" && requestedIn(last).some((id) => !answered.has(id));
   const canSend = !busy && !awaitingApproval;
@@ -73,22 +63,6 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
     chat.setMessages(markStopped);
   };
 
-  const answer = async (toolCallId: string, approved: boolean) => {
-    setAnswering(toolCallId);
-    setNotice(null);
-    try {
-      const result = await answerChatToolCall(chatId, toolCallId, approved);
-      if (!result.ok) setNotice(result.message);
-      setAnswered((ids) => new Set([...ids, toolCallId]));
-      // The run goes on from the approval: read the rest of its answer (a replay from the start).
-      await chat.resumeStream();
-    } catch (e) {
-      setNotice(`Sending the answer failed: ${(e as Error)?.message ?? e}`);
-    } finally {
-      setAnswering(null);
-    }
-  };
-
   return (
     <section
       className="panel chat-panel"
@@ -96,23 +70,14 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
       data-chat-status={chat.status}
       data-hydrated={hydrated ? "true" : undefined}
     >
-      {chat.messages.length === 0 ? (
-        <p className="muted chat-empty">Ask about an order (1042, 1043 or 1044) or what is in stock.</p>
-      ) : (
-        <ol className="chat-log" aria-live="polite">
-          {chat.messages.map((message, i) => (
-            <ChatMessage
-              key={message.id}
-              message={message}
-              writing={busy && i === chat.messages.length - 1 && message.role === "assistant"}
-              runLinks={runLinks}
-              answering={answering}
-              answered={answered}
-              onAnswer={answer}
-            />
-          ))}
-        </ol>
-      )}
+      <ChatLog
+        messages={chat.messages}
+        busy={busy}
+        runLinks={runLinks}
+        answering={answering}
+        answered={answered}
+        onAnswer={answer}
+      />
       {awaitingApproval ? (
         <p className="small muted" data-testid="approval-note">
           The turn waits for your answer to the call above; nothing runs meanwhile.
@@ -128,6 +93,126 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
           {notice}
         </p>
       ) : null}
+      <ChatComposer
+        input={input}
+        setInput={setInput}
+        busy={busy}
+        canSend={canSend}
+        examples={examples}
+        send={send}
+        stop={stop}
+      />
+    </section>
+  );
+}
+
+/**
+ * The tool calls of the chat that were answered, and a way to answer one. A call shows Approve and
+ * Deny while the run waits on it. The stream says a call asked for approval; once the call is
+ * answered the stream says so only with the tool's output, so the server is asked
+ * (`durable.toolApprovals`) each time an answer stops: a call that asked and no longer waits is answered.
+ */
+function useToolApprovals({
+  chatId,
+  status,
+  shown,
+  initial,
+  pendingAtLoad,
+  resumeStream,
+  setNotice,
+}: {
+  chatId: string;
+  status: string;
+  /** The messages the chat shows now. */
+  shown: UIMessage[];
+  initial: UIMessage[];
+  pendingAtLoad: string[];
+  resumeStream: () => Promise<void>;
+  setNotice: (notice: string | null) => void;
+}) {
+  const [answered, setAnswered] = useState(() => answeredOf(initial, pendingAtLoad));
+  const messages = useRef(shown);
+  messages.current = shown;
+  useEffect(() => {
+    if (status !== "ready") return;
+    let current = true;
+    pendingChatApprovals(chatId).then(
+      (ids) => current && setAnswered(answeredOf(messages.current, ids)),
+      () => {},
+    );
+    return () => {
+      current = false;
+    };
+  }, [status, chatId]);
+  const [answering, setAnswering] = useState<string | null>(null);
+  const answer = async (toolCallId: string, approved: boolean) => {
+    setAnswering(toolCallId);
+    setNotice(null);
+    try {
+      const result = await answerChatToolCall(chatId, toolCallId, approved);
+      if (!result.ok) setNotice(result.message);
+      setAnswered((ids) => new Set([...ids, toolCallId]));
+      // The run goes on from the approval: read the rest of its answer (a replay from the start).
+      await resumeStream();
+    } catch (e) {
+      setNotice(`Sending the answer failed: ${(e as Error)?.message ?? e}`);
+    } finally {
+      setAnswering(null);
+    }
+  };
+  return { answered, answering, answer };
+}
+
+/** The conversation so far, or what to ask when there is none. */
+function ChatLog({
+  messages,
+  busy,
+  ...answers
+}: {
+  messages: UIMessage[];
+  busy: boolean;
+  runLinks: boolean;
+  answering: string | null;
+  answered: Set<string>;
+  onAnswer: (toolCallId: string, approved: boolean) => void;
+}) {
+  if (messages.length === 0) {
+    return <p className="muted chat-empty">Ask about an order (1042, 1043 or 1044) or what is in stock.</p>;
+  }
+  return (
+    <ol className="chat-log" aria-live="polite">
+      {messages.map((message, i) => (
+        <ChatMessage
+          key={message.id}
+          message={message}
+          writing={busy && i === messages.length - 1 && message.role === "assistant"}
+          {...answers}
+        />
+      ))}
+    </ol>
+  );
+}
+
+/** The message box with Send (Stop while an answer is written), and the example prompts. */
+function ChatComposer({
+  input,
+  setInput,
+  busy,
+  canSend,
+  examples,
+  send,
+  stop,
+}: {
+  input: string;
+  setInput: (text: string) => void;
+  busy: boolean;
+  canSend: boolean;
+  examples: string[];
+  send: (text: string) => void;
+  stop: () => Promise<void>;
+}) {
+  return (
+    <>
       <form
         className="chat-form"
         onSubmit={(event) => {
@@ -168,7 +253,7 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
           </button>
         ))}
       </div>
-    </section>
+    </>
   );
 }
 

@@ -28,50 +28,8 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
       <>Running: an invocation holds its lease and is executing steps.</>
     );
   } else if (wait?.kind === "signal") {
-    text = (
-      <>
-        Waiting for the signal <code>{wait.name}</code>
-        {run.wakeAt ? (
-          <>
-            {" "}
-            until <span className="nowrap">{formatTimestamp(run.wakeAt)}</span>
-            {when ? <> ({when})</> : null}; then it times out
-          </>
-        ) : null}
-        . No process holds the run meanwhile; a webhook to <code>POST /api/durable/signal</code> wakes it.
-      </>
-    );
-    if (wait.name === "decision") {
-      controls = (
-        <ActionForm action={decide} runId={run.id} onDone={onChange}>
-          <SubmitButton className="button button-primary" name="approved" value="true" pendingLabel="Approving…">
-            Approve
-          </SubmitButton>
-          <SubmitButton name="approved" value="false" pendingLabel="Rejecting…">
-            Reject
-          </SubmitButton>
-        </ActionForm>
-      );
-    } else if (wait.name === "outline") {
-      controls = (
-        <ActionForm action={decideOutline} runId={run.id} onDone={onChange}>
-          <SubmitButton className="button button-primary" name="approved" value="true" pendingLabel="Approving…">
-            Approve outline
-          </SubmitButton>
-          <SubmitButton name="approved" value="false" pendingLabel="Rejecting…">
-            Reject
-          </SubmitButton>
-        </ActionForm>
-      );
-    } else if (wait.name === "payment.settled") {
-      controls = (
-        <ActionForm action={settlePayment} runId={run.id} onDone={onChange}>
-          <SubmitButton className="button button-primary" pendingLabel="Settling…">
-            Settle at the payment provider (sends the webhook)
-          </SubmitButton>
-        </ActionForm>
-      );
-    }
+    text = <SignalWait name={wait.name} wakeAt={run.wakeAt} when={when} />;
+    controls = <SignalControls name={wait.name} runId={run.id} onChange={onChange} />;
   } else if (wait?.kind === "sleep") {
     text = (
       <>
@@ -110,6 +68,63 @@ export function WaitingPanel({ run, now, onChange }: { run: RunStatus; now: numb
       <p>{text}</p>
       {controls}
     </section>
+  );
+}
+
+/** A wait for a signal, in words: until when, and what wakes it. */
+function SignalWait({ name, wakeAt, when }: { name: string; wakeAt: string | null; when: string | null }) {
+  return (
+    <>
+      Waiting for the signal <code>{name}</code>
+      {wakeAt ? (
+        <>
+          {" "}
+          until <span className="nowrap">{formatTimestamp(wakeAt)}</span>
+          {when ? <> ({when})</> : null}; then it times out
+        </>
+      ) : null}
+      . No process holds the run meanwhile; a webhook to <code>POST /api/durable/signal</code> wakes it.
+    </>
+  );
+}
+
+/** The demo's way to answer the signal its run waits for, if it has one. */
+function SignalControls({ name, runId, onChange }: { name: string; runId: string; onChange: () => void }) {
+  if (name === "decision") return <ApproveOrReject action={decide} label="Approve" runId={runId} onChange={onChange} />;
+  if (name === "outline") {
+    return <ApproveOrReject action={decideOutline} label="Approve outline" runId={runId} onChange={onChange} />;
+  }
+  if (name !== "payment.settled") return null;
+  return (
+    <ActionForm action={settlePayment} runId={runId} onDone={onChange}>
+      <SubmitButton className="button button-primary" pendingLabel="Settling…">
+        Settle at the payment provider (sends the webhook)
+      </SubmitButton>
+    </ActionForm>
+  );
+}
+
+/** Approve and Reject: the form sends `approved` as true or false. */
+function ApproveOrReject({
+  action,
+  label,
+  runId,
+  onChange,
+}: {
+  action: typeof decide;
+  label: string;
+  runId: string;
+  onChange: () => void;
+}) {
+  return (
+    <ActionForm action={action} runId={runId} onDone={onChange}>
+      <SubmitButton className="button button-primary" name="approved" value="true" pendingLabel="Approving…">
+        {label}
+      </SubmitButton>
+      <SubmitButton name="approved" value="false" pendingLabel="Rejecting…">
+        Reject
+      </SubmitButton>
+    </ActionForm>
   );
 }
 

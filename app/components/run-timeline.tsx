@@ -123,18 +123,7 @@ function TimelineStep({
   /** The run to fork from this step, when the page offers it. */
   forkRunId: string | null;
 }) {
-  const finished = step.completedAt ? Date.parse(step.completedAt) : null;
-  let started = step.startedAt ? Date.parse(step.startedAt) : null;
-  // A wait answered in process is recorded once, when it ends: it began when the step before it ended.
-  if (WAITS.has(step.kind) && started !== null && started === finished && previous?.completedAt) {
-    started = Math.min(started, Date.parse(previous.completedAt));
-  }
-  const took =
-    started !== null && finished !== null
-      ? finished - started
-      : started !== null && now !== null
-        ? Math.max(0, now - started)
-        : null;
+  const { started, finished, took } = timingOf(step, previous, now);
   return (
     <li className={`timeline-step step-${step.status}`} data-step={step.id} data-step-status={step.status}>
       <span className="timeline-dot" aria-hidden>
@@ -151,26 +140,7 @@ function TimelineStep({
           )}
           <StatusBadge status={step.status} />
         </div>
-        <div className="timeline-meta">
-          {started !== null ? <span>started +{formatDuration(started - origin)}</span> : null}
-          {took !== null ? (
-            <span>
-              {finished === null
-                ? step.status === "running"
-                  ? "running for"
-                  : "waiting for"
-                : WAITS.has(step.kind)
-                  ? "waited"
-                  : "took"}{" "}
-              {formatDuration(took)}
-            </span>
-          ) : null}
-          {step.kind === "ai" && step.usage ? (
-            <span className="timeline-usage" data-testid="step-usage">
-              {formatCount(tokensOf(step.usage).total)} tokens{step.modelId ? ` · ${step.modelId}` : ""}
-            </span>
-          ) : null}
-        </div>
+        <StepMeta step={step} started={started} finished={finished} took={took} origin={origin} />
         <StepComposition step={step} now={now} facts={facts} />
         {step.externalKey ? (
           <div
@@ -190,6 +160,61 @@ function TimelineStep({
         ) : null}
       </div>
     </li>
+  );
+}
+
+/** When the step started and ended (ms), and how long it took or has taken so far. */
+function timingOf(step: Step, previous: Step | undefined, now: number | null) {
+  const finished = step.completedAt ? Date.parse(step.completedAt) : null;
+  let started = step.startedAt ? Date.parse(step.startedAt) : null;
+  // A wait answered in process is recorded once, when it ends: it began when the step before it ended.
+  if (WAITS.has(step.kind) && started !== null && started === finished && previous?.completedAt) {
+    started = Math.min(started, Date.parse(previous.completedAt));
+  }
+  const took =
+    started !== null && finished !== null
+      ? finished - started
+      : started !== null && now !== null
+        ? Math.max(0, now - started)
+        : null;
+  return { started, finished, took };
+}
+
+/** The step's timing line: when it started, how long it took or waited, the tokens of a model call. */
+function StepMeta({
+  step,
+  started,
+  finished,
+  took,
+  origin,
+}: {
+  step: Step;
+  started: number | null;
+  finished: number | null;
+  took: number | null;
+  origin: number;
+}) {
+  return (
+    <div className="timeline-meta">
+      {started !== null ? <span>started +{formatDuration(started - origin)}</span> : null}
+      {took !== null ? (
+        <span>
+          {finished === null
+            ? step.status === "running"
+              ? "running for"
+              : "waiting for"
+            : WAITS.has(step.kind)
+              ? "waited"
+              : "took"}{" "}
+          {formatDuration(took)}
+        </span>
+      ) : null}
+      {step.kind === "ai" && step.usage ? (
+        <span className="timeline-usage" data-testid="step-usage">
+          {formatCount(tokensOf(step.usage).total)} tokens{step.modelId ? ` · ${step.modelId}` : ""}
+        </span>
+      ) : null}
+    </div>
   );
 }
 

@@ -7,18 +7,13 @@ import { isTerminal, useDurableRun } from "@/lib/durable/react";
 import type { DemoInfo } from "../workflows/catalog";
 import { AutoRefresh } from "./auto-refresh";
 import { CallbackPanel, type CallbackView } from "./callback-panel";
-import { Deadline } from "./deadline";
-import { formatCount, formatDuration, formatTimestamp, tokensOf } from "./format";
 import { JsonOutput } from "./json-output";
-import { LiveState } from "./live-state";
 import { outcomeOf } from "./outcome";
-import { OutcomeBadge } from "./outcome-badge";
-import { progressOf } from "./progress";
 import { RunActions, WaitingPanel } from "./run-controls";
-import { RunFamily, type RunLink, runHref } from "./run-family";
+import { RunFamily, type RunLink } from "./run-family";
 import { RunTimeline, type TimelineEvent } from "./run-timeline";
-import { RunTags } from "./runs-table";
-import { StatusBadge } from "./status-badge";
+import { RunHead } from "./run-head";
+import { RunStats } from "./run-stats";
 import type { CompositionFacts } from "./step-composition";
 
 /**
@@ -41,20 +36,6 @@ function useNow(live: boolean): number | null {
  * server component passes in (`live`), which are rendered inside this view.
  */
 export const RunContext = createContext<{ run: RunStatus; refresh: () => void } | null>(null);
-
-/** The token usage of the run's completed model calls (steps of kind "ai"). */
-function usageOf(run: RunStatus) {
-  const sum = { input: 0, output: 0, total: 0, calls: 0 };
-  for (const step of run.steps) {
-    if (step.kind !== "ai" || !step.usage) continue;
-    const tokens = tokensOf(step.usage);
-    sum.input += tokens.input;
-    sum.output += tokens.output;
-    sum.total += tokens.total;
-    sum.calls += 1;
-  }
-  return sum;
-}
 
 export interface RunViewProps {
   initial: RunStatus;
@@ -104,15 +85,12 @@ export function RunView(props: RunViewProps) {
     router.refresh();
   }, [run.updatedAt, router]);
 
-  const progress = progressOf(run);
   // What came of it, in the workflow's own words: a run can complete without doing what it was for.
   const outcome = run.status === "completed" ? outcomeOf(run.output, demo?.outcomes) : null;
   const origin = Date.parse(run.createdAt);
   // Before hydration (and without JavaScript) the clock is the server's, when it rendered the snapshot.
   const clock = now ?? renderedAt;
   const elapsed = (terminal ? Date.parse(run.updatedAt) : clock) - origin;
-  const models = run.steps.some((s) => s.kind === "ai");
-  const usage = usageOf(run);
   const context = useMemo(() => ({ run, refresh }), [run, refresh]);
   const facts = useMemo(() => factsOf(family.children, callbacks), [family.children, callbacks]);
   // A child's end does not always move this run (a `start`ed child): re-read the page while one goes on.
@@ -123,81 +101,44 @@ export function RunView(props: RunViewProps) {
       <nav className="crumbs">
         <Link href="/">← All runs</Link>
       </nav>
-      <header className="run-head">
-        <div>
-          <p className="eyebrow">
-            {title} · <code>{run.workflow}</code>
-            {run.version ? (
-              <span data-testid="run-version">
-                {" "}
-                · version <code>{run.version}</code>
-              </span>
-            ) : null}
-          </p>
-          <h1 className="run-id">{run.id}</h1>
-          {run.forkedFrom ? (
-            <p className="forked-from" data-testid="forked-from">
-              Forked from <Link href={runHref(run.forkedFrom.runId)}>{run.forkedFrom.runId}</Link> at step{" "}
-              <code>{run.forkedFrom.stepId}</code>: the steps before it replay the source&apos;s receipts.
-            </p>
-          ) : null}
-          <RunTags tags={run.tags ?? []} />
-          {demo ? <p className="lede">{demo.summary}</p> : null}
-        </div>
-        <div className="run-state">
-          <div className="run-badges">
-            <StatusBadge status={run.status} large />
-            {outcome ? <OutcomeBadge outcome={outcome} large /> : null}
-          </div>
-          {outcome?.detail ? (
-            <p className="run-outcome-detail" data-testid="outcome-detail">
-              {outcome.detail}
-            </p>
-          ) : null}
-          <Deadline run={run} now={clock} terminal={terminal} />
-        </div>
-      </header>
+      <RunHead run={run} title={title} demo={demo} outcome={outcome} clock={clock} terminal={terminal} />
 
-      <section className={models ? "stats stats-5" : "stats"}>
-        <div className="stat">
-          <span className="stat-label">Progress</span>
-          <span className="stat-value" data-testid="progress">
-            {progress.label}
-          </span>
-          <span className="progress" aria-hidden>
-            <span className={`progress-bar progress-${run.status}`} style={{ width: `${progress.percent}%` }} />
-          </span>
-        </div>
-        <div className="stat">
-          <span className="stat-label">{terminal ? "Took" : "Elapsed"}</span>
-          <span className="stat-value" suppressHydrationWarning>
-            {formatDuration(Math.max(0, elapsed))}
-          </span>
-          <span className="stat-note">started {formatTimestamp(run.createdAt)}</span>
-        </div>
-        <div className="stat">
-          <span className="stat-label">Claims</span>
-          <span className="stat-value">{run.attempts}</span>
-          <span className="stat-note">invocations that advanced it</span>
-        </div>
-        {models ? (
-          <div className="stat">
-            <span className="stat-label">Tokens</span>
-            <span className="stat-value" data-testid="token-usage">
-              {formatCount(usage.total)}
-            </span>
-            <span className="stat-note">
-              {formatCount(usage.input)} in · {formatCount(usage.output)} out · {usage.calls} model call
-              {usage.calls === 1 ? "" : "s"}
-            </span>
-          </div>
-        ) : null}
-        <div className="stat">
-          <span className="stat-label">Updates</span>
-          <LiveState terminal={terminal} clientRunning={now !== null} error={error?.message ?? null} />
-        </div>
-      </section>
+      <RunStats
+        run={run}
+        terminal={terminal}
+        elapsed={elapsed}
+        clientRunning={now !== null}
+        error={error?.message ?? null}
+      />
 
+      <RunProblems run={run} />
+
+      <RunContext value={context}>{live}</RunContext>
+      <WaitingPanel run={run} now={clock} onChange={refresh} />
+      <CallbackPanel
+        callbacks={callbacks}
+        status={run.status}
+        now={clock}
+        devForm={callbackForm}
+        onDelivered={refresh}
+      />
+
+      <div className="run-columns">
+        <section className="panel timeline-panel">
+          <h2>{events.length > 0 ? "Steps and events" : "Steps"}</h2>
+          <RunTimeline run={run} now={clock} events={events} facts={facts} forkable={forkable} />
+        </section>
+        <RunSide run={run} refresh={refresh} family={family} details={details} demo={demo} />
+      </div>
+      <AutoRefresh active={childrenBusy} />
+    </div>
+  );
+}
+
+/** The run's error and warnings, when it has them. */
+function RunProblems({ run }: { run: RunStatus }) {
+  return (
+    <>
       {run.error ? (
         <section className="panel error-panel">
           <h2>Run failed</h2>
@@ -216,56 +157,56 @@ export function RunView(props: RunViewProps) {
           </ul>
         </section>
       ) : null}
+    </>
+  );
+}
 
-      <RunContext value={context}>{live}</RunContext>
-      <WaitingPanel run={run} now={clock} onChange={refresh} />
-      <CallbackPanel
-        callbacks={callbacks}
-        status={run.status}
-        now={clock}
-        devForm={callbackForm}
-        onDelivered={refresh}
-      />
-
-      <div className="run-columns">
-        <section className="panel timeline-panel">
-          <h2>{events.length > 0 ? "Steps and events" : "Steps"}</h2>
-          <RunTimeline run={run} now={clock} events={events} facts={facts} forkable={forkable} />
+/** The side column: the actions, the run's family, metadata, output, the demo's panel and what it shows. */
+function RunSide({
+  run,
+  refresh,
+  family,
+  details,
+  demo,
+}: {
+  run: RunStatus;
+  refresh: () => void;
+  family: NonNullable<RunViewProps["family"]>;
+  details: ReactNode;
+  demo: DemoInfo | null;
+}) {
+  return (
+    <aside className="run-side">
+      <RunActions run={run} onChange={refresh} />
+      <RunFamily parent={family.parent} kids={family.children} more={family.more} />
+      {Object.keys(run.metadata ?? {}).length > 0 ? (
+        <section className="panel" data-testid="run-metadata">
+          <h2>Metadata</h2>
+          <JsonOutput value={run.metadata} testId="metadata" />
+          <p className="small muted">
+            Set by the run with <code>ctx.setMetadata</code>; find runs by it with{" "}
+            <code>durable.list({"{ metadata }"})</code>.
+          </p>
         </section>
-        <aside className="run-side">
-          <RunActions run={run} onChange={refresh} />
-          <RunFamily parent={family.parent} kids={family.children} more={family.more} />
-          {Object.keys(run.metadata ?? {}).length > 0 ? (
-            <section className="panel" data-testid="run-metadata">
-              <h2>Metadata</h2>
-              <JsonOutput value={run.metadata} testId="metadata" />
-              <p className="small muted">
-                Set by the run with <code>ctx.setMetadata</code>; find runs by it with{" "}
-                <code>durable.list({"{ metadata }"})</code>.
-              </p>
-            </section>
-          ) : null}
-          {run.status === "completed" ? (
-            <section className="panel">
-              <h2>Output</h2>
-              <JsonOutput value={run.output} />
-            </section>
-          ) : null}
-          {details}
-          {demo ? (
-            <section className="panel">
-              <h2>What this shows</h2>
-              <ul className="checks">
-                {demo.shows.map((line) => (
-                  <li key={line}>{line}</li>
-                ))}
-              </ul>
-            </section>
-          ) : null}
-        </aside>
-      </div>
-      <AutoRefresh active={childrenBusy} />
-    </div>
+      ) : null}
+      {run.status === "completed" ? (
+        <section className="panel">
+          <h2>Output</h2>
+          <JsonOutput value={run.output} />
+        </section>
+      ) : null}
+      {details}
+      {demo ? (
+        <section className="panel">
+          <h2>What this shows</h2>
+          <ul className="checks">
+            {demo.shows.map((line) => (
+              <li key={line}>{line}</li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+    </aside>
   );
 }
 

@@ -1,6 +1,7 @@
-import { createHash } from "node:crypto";
 import type { TranscriptionModel } from "ai";
-import { answerFor, questionsFor } from "./mock-answers";
+import { answerFor } from "./mock-answers";
+import { type Answer, plain, splitEvery, streamed } from "./mock-chat-response";
+import { type JsonSchema, objectFor, words } from "./mock-object";
 import {
   type ChatMessage,
   nextToolCalls,
@@ -70,8 +71,6 @@ export interface MockModel {
   reset(): void;
 }
 
-type JsonSchema = Record<string, any>;
-
 const DEFAULT_DELAY_MS = 50;
 
 export interface MockModelOptions {
@@ -115,136 +114,26 @@ export function createMockModel({ echo: echoes = false }: MockModelOptions = {})
     const cutKey = `${model}\u0000${prompt}`;
     const cut = flags.has("cut") && (!flags.has("once") || !cutPrompts.has(cutKey));
     if (cut) cutPrompts.add(cutKey);
-
-    const format = body.response_format as { type?: string; json_schema?: { schema?: JsonSchema } } | undefined;
-    const calls = nextToolCalls(messages, toolsOf(body), prompt, (tool) =>
-      toolArguments(tool.parameters, prompt, (schema) => objectFor(schema, prompt, echoes)),
-    );
-    let pieces: string[];
-    let finishReason = "stop";
-    if (calls.length > 0) {
-      pieces = [];
-      finishReason = "tool_calls";
-    } else if (format?.type === "json_schema" && format.json_schema?.schema) {
-      pieces = splitEvery(JSON.stringify(objectFor(format.json_schema.schema, prompt, echoes)), 16);
-    } else if (format?.type === "json_object") {
-      pieces = splitEvery(JSON.stringify({ text: echoes ? echo(prompt).join("") : answerFor(prompt) }), 16);
-    } else {
-      // After tool results (the tool messages since the last user message), a sentence for each.
-      const results = resultSentences(toolResults(messages), echoes);
-      pieces = echoes
-        ? wordPieces(["Echo:", ...words(prompt)].join(" ") + results)
-        : wordPieces(results + answerFor(prompt));
-      const limit = typeof body.max_tokens === "number" ? body.max_tokens : null;
-      if (limit !== null && pieces.length > limit) {
-        pieces = pieces.slice(0, limit);
-        finishReason = "length";
-      }
-    }
+    const { calls, pieces, finishReason } = answerOf(body, messages, prompt, echoes);
     const reasoning = !flags.has("reason")
       ? undefined
       : echoes
         ? `Thinking about: ${prompt}`
         : "Reading the question first, then answering it in a few plain sentences.";
-    const usage = {
-      prompt_tokens: messages.reduce((n, m) => n + words(textOf(m.content)).length, 0),
-      completion_tokens: pieces.length + calls.length * 4 + (reasoning ? words(reasoning).length : 0),
-      total_tokens: 0,
-      ...(reasoning ? { completion_tokens_details: { reasoning_tokens: words(reasoning).length } } : {}),
-    };
-    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-    const id = `mock-${++responses}`;
-    const created = Math.floor(Date.now() / 1000);
-    const signal = request.signal;
-
-    if (body.stream === true) {
-      const includeUsage = body.stream_options?.include_usage === true;
-      const base = { id, object: "chat.completion.chunk", created, model };
-      const events: unknown[] = [{ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }];
-      if (reasoning) events.push({ ...base, choices: [{ index: 0, delta: { reasoning_content: reasoning } }] });
-      for (const piece of pieces) events.push({ ...base, choices: [{ index: 0, delta: { content: piece } }] });
-      for (const delta of toolCallDeltas(calls)) events.push({ ...base, choices: [{ index: 0, delta }] });
-      events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finishReason }] });
-      if (includeUsage) events.push({ ...base, choices: [], usage });
-      const cutAt = cut ? Math.max(1, Math.floor(events.length / 2)) : Number.POSITIVE_INFINITY;
-      const encoder = new TextEncoder();
-      let next = 0;
-      // Pulled one event at a time, so a cut errors the body only once what came before was read.
-      return new Response(
-        new ReadableStream<Uint8Array>({
-          async pull(controller) {
-            if (next >= cutAt) return controller.error(new Error("mock-model: the stream was cut halfway"));
-            if (next === events.length) {
-              controller.enqueue(encoder.encode("data: [DONE]\n\n"));
-              return controller.close();
-            }
-            if (next > 0 && delayMs > 0) {
-              try {
-                await sleep(delayMs, signal);
-              } catch (error) {
-                return controller.error(error); // the client went away
-              }
-            }
-            controller.enqueue(encoder.encode(`data: ${JSON.stringify(events[next++])}\n\n`));
-          },
-        }),
-        { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } },
-      );
-    }
-
-    if (delayMs > 0) await sleep(delayMs * Math.max(pieces.length, calls.length), signal);
-    const message = {
-      role: "assistant",
-      content: calls.length > 0 ? null : pieces.join(""),
-      ...(reasoning ? { reasoning_content: reasoning } : {}),
-      ...(calls.length > 0
-        ? {
-            tool_calls: calls.map((c) => ({
-              id: c.id,
-              type: "function",
-              function: { name: c.name, arguments: c.arguments },
-            })),
-          }
-        : {}),
-    };
-    const text = JSON.stringify({
-      id,
-      object: "chat.completion",
-      created,
+    const answer: Answer = {
+      id: `mock-${++responses}`,
+      created: Math.floor(Date.now() / 1000),
       model,
-      choices: [{ index: 0, message, finish_reason: finishReason }],
-      usage,
-    });
-    if (!cut) return new Response(text, { headers: { "content-type": "application/json" } });
-    const half = new TextEncoder().encode(text.slice(0, Math.floor(text.length / 2)));
-    return new Response(
-      new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(half);
-        },
-        pull(controller) {
-          // Called once the first half was read: then the connection drops.
-          controller.error(new Error("mock-model: the answer was cut halfway"));
-        },
-      }),
-      { headers: { "content-type": "application/json" } },
-    );
-  }
-
-  async function transcription(request: Request): Promise<Response> {
-    const form = await request.formData();
-    const file = form.get("file");
-    if (!file || typeof file === "string") return apiError(400, "a multipart field `file` is required");
-    const said = words(new TextDecoder().decode(await file.arrayBuffer()));
-    const segments = said.map((text, i) => ({ id: i, text, start: i * 0.5, end: i * 0.5 + 0.5 }));
-    return Response.json({
-      task: "transcribe",
-      text: said.join(" "),
-      language: "english",
-      duration: said.length * 0.5,
-      segments,
-      model: String(form.get("model") ?? "mock-whisper"),
-    });
+      calls,
+      pieces,
+      finishReason,
+      reasoning,
+      usage: usageOf(messages, pieces, calls, reasoning),
+    };
+    const timing = { cut, delayMs, signal: request.signal };
+    return body.stream === true
+      ? streamed(answer, body.stream_options?.include_usage === true, timing)
+      : plain(answer, timing);
   }
 
   return {
@@ -255,6 +144,65 @@ export function createMockModel({ echo: echoes = false }: MockModelOptions = {})
       cutPrompts = new Set();
     },
   };
+}
+
+/** The tool calls to make, or the answer's pieces (prose, or a JSON object) and why it ends. */
+function answerOf(body: Record<string, any>, messages: ChatMessage[], prompt: string, echoes: boolean) {
+  const format = body.response_format as { type?: string; json_schema?: { schema?: JsonSchema } } | undefined;
+  const calls = nextToolCalls(messages, toolsOf(body), prompt, (tool) =>
+    toolArguments(tool.parameters, prompt, (schema) => objectFor(schema, prompt, echoes)),
+  );
+  let pieces: string[];
+  let finishReason = "stop";
+  if (calls.length > 0) {
+    pieces = [];
+    finishReason = "tool_calls";
+  } else if (format?.type === "json_schema" && format.json_schema?.schema) {
+    pieces = splitEvery(JSON.stringify(objectFor(format.json_schema.schema, prompt, echoes)), 16);
+  } else if (format?.type === "json_object") {
+    pieces = splitEvery(JSON.stringify({ text: echoes ? echo(prompt).join("") : answerFor(prompt) }), 16);
+  } else {
+    // After tool results (the tool messages since the last user message), a sentence for each.
+    const results = resultSentences(toolResults(messages), echoes);
+    pieces = echoes
+      ? wordPieces(["Echo:", ...words(prompt)].join(" ") + results)
+      : wordPieces(results + answerFor(prompt));
+    const limit = typeof body.max_tokens === "number" ? body.max_tokens : null;
+    if (limit !== null && pieces.length > limit) {
+      pieces = pieces.slice(0, limit);
+      finishReason = "length";
+    }
+  }
+  return { calls, pieces, finishReason };
+}
+
+/** The tokens of the request and the answer, counted in words (and 4 per tool call). */
+function usageOf(messages: ChatMessage[], pieces: string[], calls: PlannedCall[], reasoning: string | undefined) {
+  const usage = {
+    prompt_tokens: messages.reduce((n, m) => n + words(textOf(m.content)).length, 0),
+    completion_tokens: pieces.length + calls.length * 4 + (reasoning ? words(reasoning).length : 0),
+    total_tokens: 0,
+    ...(reasoning ? { completion_tokens_details: { reasoning_tokens: words(reasoning).length } } : {}),
+  };
+  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+  return usage;
+}
+
+/** `POST /v1/audio/transcriptions`: the "audio" read as UTF-8 text is the transcript. */
+async function transcription(request: Request): Promise<Response> {
+  const form = await request.formData();
+  const file = form.get("file");
+  if (!file || typeof file === "string") return apiError(400, "a multipart field `file` is required");
+  const said = words(new TextDecoder().decode(await file.arrayBuffer()));
+  const segments = said.map((text, i) => ({ id: i, text, start: i * 0.5, end: i * 0.5 + 0.5 }));
+  return Response.json({
+    task: "transcribe",
+    text: said.join(" "),
+    language: "english",
+    duration: said.length * 0.5,
+    segments,
+    model: String(form.get("model") ?? "mock-whisper"),
+  });
 }
 
 /** The one mock the app's route serves (`/api/mock-model/v1/...`). */
@@ -312,23 +260,11 @@ function apiError(status: number, message: string): Response {
 }
 
 const sum = (counts: Map<string, number>) => [...counts.values()].reduce((a, b) => a + b, 0);
-const words = (text: string) => text.split(/\s+/).filter((w) => w.length > 0);
 
 /** The answer, one word per piece, each but the last followed by its space. */
 function echo(prompt: string): string[] {
   const all = ["Echo:", ...words(prompt)];
   return all.map((w, i) => (i < all.length - 1 ? `${w} ` : w));
-}
-
-/**
- * The streamed `delta.tool_calls` of the calls: a first chunk per call with its id, name and no
- * arguments yet, then its arguments 16 characters a chunk, as OpenAI streams them.
- */
-function toolCallDeltas(calls: PlannedCall[]): unknown[] {
-  return calls.flatMap((call, index) => [
-    { tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] },
-    ...splitEvery(call.arguments, 16).map((piece) => ({ tool_calls: [{ index, function: { arguments: piece } }] })),
-  ]);
 }
 
 /** Prose, one word per piece, each with the white space after it: the pieces join back into the text. */
@@ -350,136 +286,4 @@ function lastUserText(messages: ChatMessage[]): string {
     if (messages[i]!.role === "user") return textOf(messages[i]!.content);
   }
   return "";
-}
-
-function splitEvery(text: string, size: number): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out.length > 0 ? out : [""];
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-/** A number in [0, 1) from the seed and the path in the object: the same inputs, the same number. */
-function unit(seed: string, path: string): number {
-  return createHash("sha256").update(`${seed}\u0000${path}`).digest().readUInt32BE(0) / 2 ** 32;
-}
-
-/**
- * A value valid for the JSON schema (the subset zod and the AI SDK emit: objects, arrays, strings
- * with formats and lengths, numbers with bounds, enums, consts, anyOf, $ref), derived from the prompt.
- * Unless `echoes`, a list of strings whose name ends in "questions" holds three (or as many as the
- * schema allows) sub-questions of the prompt's question, and any other string a sentence of the
- * answer to the prompt.
- */
-function objectFor(root: JsonSchema, prompt: string, echoes: boolean): unknown {
-  const snippet = words(prompt).slice(0, 6).join(" ") || "nothing";
-  const resolve = (schema: JsonSchema): JsonSchema => {
-    if (typeof schema.$ref !== "string") return schema;
-    const parts = schema.$ref.replace(/^#\//, "").split("/");
-    return resolve(parts.reduce((node: any, key: string) => node?.[key], root) ?? {});
-  };
-  const valueFor = (raw: JsonSchema, path: string, depth: number): unknown => {
-    const schema = resolve(raw);
-    if ("const" in schema) return schema.const;
-    if (Array.isArray(schema.enum) && schema.enum.length > 0) {
-      return schema.enum[Math.floor(unit(prompt, path) * schema.enum.length)];
-    }
-    const options = schema.anyOf ?? schema.oneOf;
-    if (Array.isArray(options) && options.length > 0) {
-      const usable = options.filter((o: JsonSchema) => resolve(o).type !== "null");
-      return valueFor(usable[0] ?? options[0], path, depth);
-    }
-    if (Array.isArray(schema.allOf) && schema.allOf.length > 0) return valueFor(schema.allOf[0], path, depth);
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    const type = types.find((t: unknown) => t !== "null") ?? (schema.properties ? "object" : types[0]);
-    switch (type) {
-      case "object": {
-        const out: Record<string, unknown> = {};
-        for (const [key, child] of Object.entries(schema.properties ?? {})) {
-          out[key] = valueFor(child as JsonSchema, `${path}.${key}`, depth + 1);
-        }
-        return out;
-      }
-      case "array": {
-        const min = typeof schema.minItems === "number" ? schema.minItems : 1;
-        const max = typeof schema.maxItems === "number" ? schema.maxItems : Math.max(min, 2);
-        const items = Array.isArray(schema.prefixItems) ? schema.prefixItems : null;
-        if (!echoes && !items && /questions$/i.test(path) && resolve(schema.items ?? {}).type === "string") {
-          return questionsFor(prompt, Math.min(max, Math.max(min, 3)));
-        }
-        const length = depth > 8 ? min : Math.min(max, Math.max(min, 2));
-        return Array.from({ length: items ? items.length : length }, (_, i) =>
-          valueFor(items ? items[i] : (schema.items ?? {}), `${path}[${i}]`, depth + 1),
-        );
-      }
-      case "string":
-        return stringFor(schema, path);
-      case "integer":
-      case "number": {
-        const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 0);
-        const high =
-          schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : low + 100);
-        const value = low + unit(prompt, path) * Math.max(0, high - low);
-        return type === "integer" ? Math.min(Math.ceil(value), Math.floor(high)) : Math.round(value * 100) / 100;
-      }
-      case "boolean":
-        return unit(prompt, path) < 0.5;
-      case "null":
-        return null;
-      default:
-        return snippet;
-    }
-  };
-  const stringFor = (schema: JsonSchema, path: string): string => {
-    switch (schema.format) {
-      case "email":
-        return "someone@example.com";
-      case "date-time":
-        return "2026-01-01T00:00:00.000Z";
-      case "date":
-        return "2026-01-01";
-      case "time":
-        return "00:00:00";
-      case "uuid": {
-        const hex = createHash("sha256").update(`${prompt}\u0000${path}`).digest("hex");
-        const part = (from: number, to: number) => hex.slice(from, to);
-        return `${part(0, 8)}-${part(8, 12)}-4${part(13, 16)}-8${part(17, 20)}-${part(20, 32)}`;
-      }
-      case "uri":
-      case "url":
-        return "https://example.com/mock";
-    }
-    // In prose, a string is a sentence of the answer to the prompt (the n-th for the n-th item of a
-    // list). Echoing, an item of a list reads as a part of what the prompt ends with ("Part 2: …
-    // from the top?"), and any other string as its key and the prompt's first words.
-    const item = /\[(\d+)\]$/.exec(path);
-    const key = path.split(/[.[]/).pop() || "value";
-    let text: string;
-    if (!echoes) {
-      const sentences = answerFor(prompt).split(/(?<=\.)\s+/);
-      text = sentences[(item ? Number(item[1]) : 0) % sentences.length] ?? "";
-    } else {
-      text = item
-        ? `Part ${Number(item[1]) + 1}: ${words(prompt).slice(-7).join(" ") || "nothing"}`
-        : `${key}: ${snippet}`;
-    }
-    if (typeof schema.maxLength === "number") text = text.slice(0, schema.maxLength);
-    if (typeof schema.minLength === "number") text = text.padEnd(schema.minLength, ".");
-    return text;
-  };
-  return valueFor(root, "$", 0);
 }

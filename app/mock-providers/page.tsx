@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { AutoRefresh } from "../components/auto-refresh";
-import { DashboardClosed } from "../components/dashboard-access";
+import { DashboardClosed } from "../components/dashboard-closed";
 import { dashboardAccess } from "../dashboard-access";
 import { ProviderTotals } from "../components/provider-totals";
 import { RequestLog } from "../components/request-log";

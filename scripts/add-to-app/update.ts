@@ -96,6 +96,20 @@ export function planUpdate(
     }
   }
 
+  planGoneFiles(target, planned, manifest, base, actions, files);
+  return { actions, files };
+}
+
+/** The files add-to-app wrote that this version no longer has: deleted, or left with a note; touches nothing. */
+function planGoneFiles(
+  target: string,
+  planned: PlannedFile[],
+  manifest: Manifest | null,
+  base: string,
+  actions: UpdateAction[],
+  files: Record<string, string>,
+): void {
+  const recorded = manifest?.files ?? {};
   const inPlan = new Set(planned.map((f) => f.dest));
   if (manifest) {
     // Written by an earlier version, gone from this one.
@@ -128,7 +142,6 @@ export function planUpdate(
       });
     }
   }
-  return { actions, files };
 }
 
 function filesUnder(target: string, rel: string): string[] {

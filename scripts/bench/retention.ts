@@ -10,10 +10,10 @@ import { createCompactor } from "../../lib/durable/engine/retention";
 import { compactStatement } from "../../lib/durable/store";
 import { sampleClaim } from "./claim-latency";
 import { freshServerDatabase } from "./databases";
-import { ms, percentile, ratio } from "./report";
+import { percentile } from "./report";
 import { threeSteps } from "./throughput";
 
-const BLOCK = 25;
+export const BLOCK = 25;
 
 /** Nothing is due: every age is longer than the oldest run's. */
 export const IDLE: RetentionOptions = { steps: "60d", events: "60d" };
@@ -173,93 +173,8 @@ export async function retentionBench(finished: number, ticks: number, samples: n
     const t0 = performance.now();
     await fill(client, finished);
     const fillSeconds = (performance.now() - t0) / 1000;
-
-    // ── Ticks: off and idle alternate in blocks; then deleting, then compacting, each alone ──
-    const idle = await instance(url, IDLE);
-    const deleting = await instance(url, DELETING);
-    const compacting = await instance(url, COMPACTING);
-    durables.push(idle, deleting, compacting);
-    const warm = { times: [] as number[], reports: [] as TickReport[] };
-    for (const durable of [off, idle]) await timeTicks(durable, 20, warm.times, warm.reports);
-    const offRun = { times: [] as number[], reports: [] as TickReport[] };
-    const idleRun = { times: [] as number[], reports: [] as TickReport[] };
-    for (let done = 0; done < ticks; done += BLOCK) {
-      const n = Math.min(BLOCK, ticks - done);
-      await timeTicks(off, n, offRun.times, offRun.reports);
-      await timeTicks(idle, n, idleRun.times, idleRun.reports);
-    }
-    const phase = async (durable: Durable) => {
-      const run = { times: [] as number[], reports: [] as TickReport[] };
-      const before = await rowCounts(client);
-      await timeTicks(durable, ticks, run.times, run.reports);
-      const after = await rowCounts(client);
-      const per = (k: keyof typeof before) => (before[k] - after[k]) / ticks;
-      return { run, rows: { runs: per("runs"), steps: per("steps"), events: per("events") } };
-    };
-    const deleted = await phase(deleting);
-    const compacted = await phase(compacting);
-    const tickTable = [
-      tickFigures("retention off", offRun.times, offRun.reports, null),
-      tickFigures("retention on, nothing due", idleRun.times, idleRun.reports, null),
-      tickFigures("retention on, deleting runs (runs: 25d)", deleted.run.times, deleted.run.reports, deleted.rows),
-      tickFigures(
-        "retention on, compacting (steps: 7d, events: 7d)",
-        compacted.run.times,
-        compacted.run.reports,
-        compacted.rows,
-      ),
-    ];
-
-    // ── Claims: empty table, 1M off, 1M with the tick's slice after each claim, 1M with a compactor racing ──
-    const slicer = await instance(url);
-    durables.push(slicer);
-    // A tick's slice, as create-durable calls it after its claims.
-    const compactor = createCompactor({
-      db: slicer.db,
-      retention: { steps: "7d", events: "7d", runs: "25d" },
-      log: () => {},
-    });
-    const times = {
-      empty: [] as number[],
-      off: [] as number[],
-      sequential: [] as number[],
-      paused: [] as number[],
-      concurrent: [] as number[],
-    };
-    for (let i = 0; i < 20; i++) {
-      await sampleClaim(emptyClient);
-      await sampleClaim(client);
-    }
-    const concurrentSlices = { slices: 0, compacted: 0 };
-    for (let done = 0; done < samples; done += BLOCK) {
-      const n = Math.min(BLOCK, samples - done);
-      for (let i = 0; i < n; i++) times.empty.push(await sampleClaim(emptyClient));
-      for (let i = 0; i < n; i++) times.off.push(await sampleClaim(client));
-      const sliceMs: number[] = [];
-      for (let i = 0; i < n; i++) {
-        times.sequential.push(await sampleClaim(client));
-        const t0 = performance.now();
-        await compactor.slice();
-        sliceMs.push(performance.now() - t0);
-      }
-      // The control: retention off, idle between claims as long as those slices took. A claim after
-      // a pause is slower than one right after another (caches and CPU gone cold), slice or no slice.
-      for (let i = 0; i < n; i++) {
-        times.paused.push(await sampleClaim(client));
-        await new Promise((resolve) => setTimeout(resolve, sliceMs[i]));
-      }
-      let stop = false;
-      const racing = (async () => {
-        while (!stop) {
-          const report = (await compactor.slice())!;
-          concurrentSlices.slices++;
-          concurrentSlices.compacted += report.runsCompacted + report.runsDeleted + report.eventsDeleted;
-        }
-      })();
-      for (let i = 0; i < n; i++) times.concurrent.push(await sampleClaim(client));
-      stop = true;
-      await racing;
-    }
+    const tickTable = await measureTicks(client, url, off, ticks, durables);
+    const { times, concurrentSlices } = await measureClaims(client, emptyClient, url, samples, durables);
     // The plan with compacted runs in the table (and fresh statistics).
     await client.query("analyze");
     const plan = await explainCompaction(client, off.db);
@@ -269,7 +184,7 @@ export async function retentionBench(finished: number, ticks: number, samples: n
     await client.query("drop index durable_signals_run");
     const unindexed = await instance(url, DELETING);
     durables.push(unindexed);
-    const deletedUnindexed = await phase(unindexed);
+    const deletedUnindexed = await phase(client, unindexed, ticks);
     tickTable.splice(
       3,
       0,
@@ -308,103 +223,108 @@ export async function retentionBench(finished: number, ticks: number, samples: n
   }
 }
 
-export const RETENTION_FINISHED = 1_000_000;
-const TICKS = 200;
-const CLAIM_SAMPLES = 500;
+/** `ticks` ticks of `durable`, timed, with the rows of each kind they deleted per tick. */
+async function phase(client: pg.Client, durable: Durable, ticks: number) {
+  const run = { times: [] as number[], reports: [] as TickReport[] };
+  const before = await rowCounts(client);
+  await timeTicks(durable, ticks, run.times, run.reports);
+  const after = await rowCounts(client);
+  const per = (k: keyof typeof before) => (before[k] - after[k]) / ticks;
+  return { run, rows: { runs: per("runs"), steps: per("steps"), events: per("events") } };
+}
 
-/** Section 7 of `npm run bench` (alone: `--retention`): prints its tables with the bench's helpers. */
-export async function retentionSection(
-  heading: (text: string) => void,
-  table: (rows: string[][]) => void,
-  finished = RETENTION_FINISHED,
-): Promise<void> {
-  const r = await retentionBench(finished, TICKS, CLAIM_SAMPLES);
-  const n = finished.toLocaleString("en-US");
-  heading(
-    `7. Retention: ${n} finished runs (2 step rows and an event each, a signal and a stream chunk for one in ten; ` +
-      `made in ${r.fillSeconds.toFixed(0)} s),\n   ${TICKS} ticks per row with no run due, timed at the caller ` +
-      "(tick(): its claim finding nothing, then the retention slice: at most 500 rows of each kind, 100 per " +
-      "statement, 250 ms)",
-  );
-  const off = r.ticks[0]!;
-  const perTick = (v: number | undefined) => (v === undefined ? "-" : v.toFixed(0));
-  table([
-    [
-      "tick",
-      "p50",
-      "p99",
-      "mean",
-      "added (mean)",
-      "report.compacted",
-      "runs deleted",
-      "step rows deleted",
-      "events deleted",
-    ],
-    ...r.ticks.map((t) => [
-      t.label,
-      ms(t.p50),
-      ms(t.p99),
-      ms(t.mean),
-      t === off ? "-" : ms(t.mean - off.mean),
-      perTick(t.compacted),
-      perTick(t.rowsPerTick?.runs),
-      perTick(t.rowsPerTick?.steps),
-      perTick(t.rowsPerTick?.events),
-    ]),
-  ]);
-  console.log(
-    `
-  rows deleted per tick: durable_runs, durable_steps and durable_events counted before and after the row's ticks, over
-  the number of ticks (signals and chunks go too, uncounted). Retention on with nothing due costs one statement (the
-  probe); with work, the probe and one statement per batch (100 rows of each kind, halved after a statement that took
-  over half the slice's 250 ms). "deleting" ran first, on the oldest runs (with their steps); "compacting" then took
-  the oldest left; the claims below were sampled next, then the row "without the index" ran, after the bench dropped
-  durable_signals_run (0005) in its throwaway database: without it the foreign key's cascade reads all of
-  durable_signals for every run deleted (its primary key is seq; the mailbox index holds untaken deliveries only).`,
-  );
-
-  heading(
-    `   Claim latency with ${n} finished runs while retention works (${CLAIM_SAMPLES} samples each, taken in ` +
-      `alternating blocks of ${BLOCK}; each sample:\n   start a due run, time durable_claim_run at the client, ` +
-      "finish the run, as the claim-latency section does)",
-  );
-  const [empty, offClaim, paused, sequential] = r.claims as [ClaimFigures, ClaimFigures, ClaimFigures, ClaimFigures];
-  table([
-    ["claims", "p50", "p99", "vs off (p50)", "vs off (p99)", "vs idle (p50)", "vs empty (p50)"],
-    ...r.claims.map((c) => [
-      c.label,
-      ms(c.p50),
-      ms(c.p99),
-      ratio(c.p50 / offClaim.p50),
-      ratio(c.p99 / offClaim.p99),
-      ratio(c.p50 / paused.p50),
-      ratio(c.p50 / empty.p50),
-    ]),
-  ]);
-  const within = sequential.p50 / paused.p50;
-  console.log(
-    `
-  a slice after each claim: what a tick with retention does (its claims, then the slice). Against the same claims with
-  retention off and the same idle time between them, its median is ${ratio(within)}: ` +
-      `${within <= 1.2 ? "within" : "OUTSIDE"} the 1.2× target (against claims back to back: ` +
-      `${ratio(sequential.p50 / offClaim.p50)}; the idle row shows what the pause alone costs).
-  another instance compacting meanwhile: ${r.concurrentSlices.slices} slices back to back on another connection ` +
-      `(${r.concurrentSlices.compacted.toLocaleString("en-US")} rows of the report), competing for this machine's ` +
-      "cores with the claims; no lock is shared (the claim's rows are not terminal).",
-  );
-  const uses = (index: string) => r.plan.some((line) => line.includes(`using ${index} on`));
-  const seq = r.plan.filter((line) => /Seq Scan/.test(line)).map((line) => line.trim());
-  console.log(
-    "\n  EXPLAIN ANALYZE of one compaction statement (steps 7d, runs 25d, events 7d, 100 of each; rolled back), " +
-      "its scans:\n",
-  );
-  for (const line of r.plan.filter((l) => /Scan using|Seq Scan|Trigger|Execution|Planning/.test(l))) {
-    console.log(`    ${line.trim()}`);
+/** Ticks: off and idle alternate in blocks; then deleting, then compacting, each alone. */
+async function measureTicks(
+  client: pg.Client,
+  url: string,
+  off: Durable,
+  ticks: number,
+  durables: Durable[],
+): Promise<TickFigures[]> {
+  const idle = await instance(url, IDLE);
+  const deleting = await instance(url, DELETING);
+  const compacting = await instance(url, COMPACTING);
+  durables.push(idle, deleting, compacting);
+  const warm = { times: [] as number[], reports: [] as TickReport[] };
+  for (const durable of [off, idle]) await timeTicks(durable, 20, warm.times, warm.reports);
+  const offRun = { times: [] as number[], reports: [] as TickReport[] };
+  const idleRun = { times: [] as number[], reports: [] as TickReport[] };
+  for (let done = 0; done < ticks; done += BLOCK) {
+    const n = Math.min(BLOCK, ticks - done);
+    await timeTicks(off, n, offRun.times, offRun.reports);
+    await timeTicks(idle, n, idleRun.times, idleRun.reports);
   }
-  console.log(
-    `\n  compaction pick through durable_runs_to_compact: ${uses("durable_runs_to_compact") ? "yes" : "NO"}; ` +
-      `deletion pick through durable_runs_finished: ${uses("durable_runs_finished") ? "yes" : "NO"}; ` +
-      `events through durable_events_created: ${uses("durable_events_created") ? "yes" : "NO"}; ` +
-      `sequential scans: ${seq.length ? seq.join(", ") : "none"}.`,
-  );
+  const deleted = await phase(client, deleting, ticks);
+  const compacted = await phase(client, compacting, ticks);
+  return [
+    tickFigures("retention off", offRun.times, offRun.reports, null),
+    tickFigures("retention on, nothing due", idleRun.times, idleRun.reports, null),
+    tickFigures("retention on, deleting runs (runs: 25d)", deleted.run.times, deleted.run.reports, deleted.rows),
+    tickFigures(
+      "retention on, compacting (steps: 7d, events: 7d)",
+      compacted.run.times,
+      compacted.run.reports,
+      compacted.rows,
+    ),
+  ];
+}
+
+/** Claims: empty table, 1M off, 1M with the tick's slice after each claim, 1M with a compactor racing. */
+async function measureClaims(
+  client: pg.Client,
+  emptyClient: pg.Client,
+  url: string,
+  samples: number,
+  durables: Durable[],
+) {
+  const slicer = await instance(url);
+  durables.push(slicer);
+  // A tick's slice, as create-durable calls it after its claims.
+  const compactor = createCompactor({
+    db: slicer.db,
+    retention: { steps: "7d", events: "7d", runs: "25d" },
+    log: () => {},
+  });
+  const times = {
+    empty: [] as number[],
+    off: [] as number[],
+    sequential: [] as number[],
+    paused: [] as number[],
+    concurrent: [] as number[],
+  };
+  for (let i = 0; i < 20; i++) {
+    await sampleClaim(emptyClient);
+    await sampleClaim(client);
+  }
+  const concurrentSlices = { slices: 0, compacted: 0 };
+  for (let done = 0; done < samples; done += BLOCK) {
+    const n = Math.min(BLOCK, samples - done);
+    for (let i = 0; i < n; i++) times.empty.push(await sampleClaim(emptyClient));
+    for (let i = 0; i < n; i++) times.off.push(await sampleClaim(client));
+    const sliceMs: number[] = [];
+    for (let i = 0; i < n; i++) {
+      times.sequential.push(await sampleClaim(client));
+      const t0 = performance.now();
+      await compactor.slice();
+      sliceMs.push(performance.now() - t0);
+    }
+    // The control: retention off, idle between claims as long as those slices took. A claim after
+    // a pause is slower than one right after another (caches and CPU gone cold), slice or no slice.
+    for (let i = 0; i < n; i++) {
+      times.paused.push(await sampleClaim(client));
+      await new Promise((resolve) => setTimeout(resolve, sliceMs[i]));
+    }
+    let stop = false;
+    const racing = (async () => {
+      while (!stop) {
+        const report = (await compactor.slice())!;
+        concurrentSlices.slices++;
+        concurrentSlices.compacted += report.runsCompacted + report.runsDeleted + report.eventsDeleted;
+      }
+    })();
+    for (let i = 0; i < n; i++) times.concurrent.push(await sampleClaim(client));
+    stop = true;
+    await racing;
+  }
+  return { times, concurrentSlices };
 }

@@ -27,18 +27,27 @@ const rows = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<Row
 const n = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<number> =>
   Number((await rows(db, query))[0]!.n);
 const show = (list: Row[], limit = 5) => list.slice(0, limit).map((r) => JSON.stringify(r));
+/** Records one invariant: what it looked at, and the rows that break it. */
+type Add = (id: string, name: string, checked: number, found: Row[]) => void;
 
 export async function checkInvariants(db: Kysely<any>, expect: Expectation): Promise<InvariantResult[]> {
   const results: InvariantResult[] = [];
-  const add = (id: string, name: string, checked: number, found: Row[]) =>
+  const add: Add = (id, name, checked, found) =>
     results.push({
       id,
       name,
       checked,
       violations: show(found).concat(found.length > 5 ? [`… ${found.length - 5} more`] : []),
     });
-
   const receipts = await n(db, sql`select count(*) as n from durable_steps where status in ('completed', 'failed')`);
+  await checkReceipts(db, expect, receipts, add);
+  await checkRuns(db, expect, receipts, add);
+  await checkClaims(db, expect, receipts, add);
+  return results;
+}
+
+/** I1–I3: receipts, the effects of tx steps, and the fence each receipt was written under. */
+async function checkReceipts(db: Kysely<any>, expect: Expectation, receipts: number, add: Add): Promise<void> {
   add(
     "I1",
     "one receipt per (run, step)",
@@ -87,7 +96,10 @@ export async function checkInvariants(db: Kysely<any>, expect: Expectation): Pro
       join chaos_claims c on c.run_id = r.run_id and c.fence > r.fence and c.at < r.at`,
     ),
   );
+}
 
+/** I4–I7: runs end terminal and stay so, the sink applies each key once, nothing commits after the end. */
+async function checkRuns(db: Kysely<any>, expect: Expectation, receipts: number, add: Add): Promise<void> {
   const runs = await n(db, sql`select count(*) as n from durable_runs`);
   add(
     "I4",
@@ -134,7 +146,10 @@ export async function checkInvariants(db: Kysely<any>, expect: Expectation): Pro
       join chaos_finished f on f.run_id = r.run_id and f.at < r.at`,
     ),
   );
+}
 
+/** I8–I10: attempts within the limit, no leaked session, no claim of a live lease. */
+async function checkClaims(db: Kysely<any>, expect: Expectation, receipts: number, add: Add): Promise<void> {
   add(
     "I8",
     "attempts within the limit (1 + retries + lost claims)",
@@ -169,6 +184,4 @@ export async function checkInvariants(db: Kysely<any>, expect: Expectation): Pro
      where previous_status = 'running' and status <> 'cancelled' and at < previous_lease_until`,
     ),
   );
-
-  return results;
 }

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { DashboardClosed } from "@/app/components/dashboard-access";
+import { DashboardClosed } from "@/app/components/dashboard-closed";
 import { dashboardAccess } from "@/app/dashboard-access";
 import { TIMELINE_EVENT_LIMIT, toTimelineEvents } from "@/app/components/run-timeline";
 import { RunView } from "@/app/components/run-view";

@@ -1,9 +1,8 @@
-import { type DashboardAccess, dashboardEnabled } from "../dashboard-access";
+import type { DashboardAccess } from "../dashboard-access";
 import { DashboardSignIn } from "./dashboard-sign-in";
 
 // Who may see and operate the dashboard is decided in app/dashboard-access.ts; these are what a
 // page shows instead of itself when the answer is no.
-export { dashboardEnabled };
 
 /** What a page shows instead of itself: the notice that it is off, or the sign-in. */
 export function DashboardClosed({ access, next }: { access: Exclude<DashboardAccess, "open">; next: string }) {
