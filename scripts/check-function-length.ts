@@ -102,10 +102,14 @@ export function checkSources(sources: SourceText[], limits: Limits): Checked {
   return { functions, problems, exempt };
 }
 
-/** Every .ts and .tsx file under `dir`, generated modules and declarations left out. */
+/**
+ * Every .ts and .tsx file under `dir`, generated modules, declarations and installed packages left out
+ * (scripts/bench/node_modules holds the peers `npm run bench -- --peers` installs).
+ */
 export function listSources(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const full = path.join(dir, entry);
+    if (entry === "node_modules") return [];
     if (statSync(full).isDirectory()) return listSources(full);
     if (!/\.tsx?$/.test(entry) || entry.endsWith(".d.ts") || entry.endsWith(".generated.ts")) return [];
     return [full];

@@ -100,8 +100,9 @@ describe("check-function-length: the command", () => {
     for (const name of ["long, 82 lines", "arrow, 92 lines", "method, 87 lines"]) expect(output).toContain(name);
   });
 
-  it("leaves out generated modules", () => {
+  it("leaves out generated modules and installed packages", () => {
     write("lib/durable/store/migrations.generated.ts", longFile(800));
+    write("scripts/bench/node_modules/peer/src/index.ts", longFile(800) + fn("long", 90));
     write("app/ok.tsx", component(80));
     write("scripts/ok.ts", fn("ok", 80));
     expect(check()).toMatchObject({ status: 0 });
