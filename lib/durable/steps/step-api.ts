@@ -2,7 +2,7 @@ import type { Execution } from "../engine/execution";
 import { never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
 import type { CallbackSchemas, StepApi } from "../types";
-import { createAiSteps } from "./ai-steps";
+import { createAiSteps } from "../ai/ai-steps";
 import { createCallbackSteps } from "./callback-steps";
 import { createChildSteps } from "./child-steps";
 import { createEffectSteps } from "./effect-steps";
