@@ -14,6 +14,8 @@ const TOP_LEVEL = new Set([
   "react.ts",
   "testing.ts",
   "drizzle.ts",
+  "ai.ts",
+  "ai-react.ts",
   // the vocabulary every layer shares
   "types.ts",
   "errors.ts",

@@ -12,7 +12,10 @@ export interface ImportSpecifier {
 
 const SCRIPT = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
 
-/** Every static import, re-export, `import type`, dynamic `import("…")` and `require("…")` of a script. */
+/**
+ * Every static import, re-export, `import type`, dynamic `import("…")`, `require("…")` and module
+ * augmentation (`declare module "…"`) of a script.
+ */
 export function importSpecifiers(source: string, fileName: string): ImportSpecifier[] {
   if (!SCRIPT.test(fileName)) return []; // SQL, Markdown, JSON: nothing they hold is an import
   const kind = fileName.endsWith("x") ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
@@ -25,6 +28,8 @@ export function importSpecifiers(source: string, fileName: string): ImportSpecif
   };
   const visit = (node: ts.Node) => {
     if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node.moduleSpecifier);
+    // `declare module "../types"`: a module augmentation names the module it augments.
+    else if (ts.isModuleDeclaration(node) && ts.isStringLiteral(node.name)) add(node.name);
     else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node.moduleReference.expression);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node.argument.literal);

@@ -1,7 +1,8 @@
 import type { LanguageModelUsage, ModelMessage, ToolSet } from "ai";
 import type { Execution } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
-import type { AgentToolCall, AiAgentOptions, AiUsage } from "../types";
+import type { AiUsage } from "../types";
+import type { AgentToolCall, AiAgentOptions } from "./types";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";
 import type { Body } from "../steps/effect-steps";
