@@ -24,7 +24,6 @@ const TOP_LEVEL = new Set([
   "names.ts",
   "schemas.ts",
   "text.ts",
-  "turn-end.ts",
 ]);
 
 const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" })

@@ -43,7 +43,7 @@ export interface TurnRequest {
 /**
  * The body of a turn: one model call with the tools as the model sees them, and `stopWhen` of one
  * step, so the SDK runs no tool; each call the model asks for becomes a step of its own
- * (steps/agent-step.ts). Whether a call needs approval is decided here, once, and stored.
+ * (agent-step.ts). Whether a call needs approval is decided here, once, and stored.
  */
 export function turnBody(exec: Execution, recorder: StepRecorder, request: TurnRequest): Body {
   return async (s) => {

@@ -29,7 +29,7 @@ export function uiChunkOf(chunk: StreamChunk): UIMessageChunk | null {
 /**
  * The chat's history: the latest turn's input messages, then its assistant message (id: the
  * turn's run id) assembled from the run's stream, broken chunks dropped. A turn whose run was
- * cancelled (Stop) or failed ends with a `TURN_END_PART` saying so (../turn-end.ts), and has an
+ * cancelled (Stop) or failed ends with a `TURN_END_PART` saying so (turn-end.ts), and has an
  * assistant message for it even when it wrote nothing. While the latest turn is not finished its
  * answer is left out: the client's resume (`GET …/stream`) replays it from the beginning, and
  * showing it here too would show it twice. [] for a chat with no turn.
@@ -50,7 +50,7 @@ export async function loadChat(durable: Durable, chatId: string): Promise<UIMess
 /**
  * How a turn whose run is `status` ended, when it did not complete: cancelled (the cancel's reason)
  * or failed (its error's message), read from the run's stored status; null for any other status.
- * The chat stream (../http/chat-stream.ts) ends a reader's answer with the same.
+ * The chat stream (http/chat-stream.ts) ends a reader's answer with the same.
  */
 export async function turnEndOfRun(durable: Durable, runId: string, status: string): Promise<TurnEnd | null> {
   if (status !== "cancelled" && status !== "failed") return null;

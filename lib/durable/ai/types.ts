@@ -165,7 +165,7 @@ export interface ToolApproval {
   approved: boolean;
   reason?: string;
   /**
-   * The turn that asked (`turnId` of `toolApprovals(runId)`): only that turn's wait takes it. A
+   * The turn that asked (`turnId` of `toolApprovals(durable, runId)`): only that turn's wait takes it. A
    * model may use a call id again in a later turn; without it, the oldest delivery naming the call
    * answers whichever turn waits on it next.
    */
