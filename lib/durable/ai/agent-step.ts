@@ -19,8 +19,7 @@ import { txToolOf } from "./tx-tool";
 
 const DEFAULT_MAX_STEPS = 10;
 
-/** The steps the agent is made of, each written after a held-back receipt (steps/step-api.ts). */
-/** The core steps an agent builds on (engine/wings.ts). */
+/** The steps the agent is made of, each written after a held-back receipt (engine/wings.ts). */
 export type AgentParts = StepParts;
 
 /**

@@ -30,7 +30,7 @@ export interface Wing {
   name: string;
   /** Signals every workflow takes, declared or not, each checked by its schema at delivery. */
   signals?: Record<string, z.ZodType>;
-  /** Members of `ctx.step` (`ai`), typed by the wing's augmentation of StepApi. */
+  /** Members of `ctx.step` (`ai`), typed by the wing's augmentation of WingSteps (types.ts). */
   steps?: Record<string, StepMember>;
   /**
    * Methods of the Durable facade, each made from the facade (kept for old callers), typed by the
