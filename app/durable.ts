@@ -1,5 +1,6 @@
 import { createAppDurable } from "@/lib/durable";
-import { createChatRoutes, createDurableRoutes } from "@/lib/durable/next";
+import { createChatRoutes } from "@/lib/durable/ai";
+import { createDurableRoutes } from "@/lib/durable/next";
 import { ensureAppSchema } from "@/db/app-schema";
 import { authorizeChat } from "./chat/session";
 import { attachProviderDb } from "./mock-providers/db";

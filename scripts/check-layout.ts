@@ -18,6 +18,8 @@ const TOP_LEVEL = new Set([
   "react.ts",
   "testing.ts",
   "drizzle.ts",
+  "ai.ts",
+  "ai-react.ts",
   // the vocabulary every layer shares
   "types.ts",
   "errors.ts",
@@ -26,7 +28,6 @@ const TOP_LEVEL = new Set([
   "names.ts",
   "schemas.ts",
   "text.ts",
-  "turn-end.ts",
 ]);
 
 // [importer, imported, why]: a file under the first folder imports one under the second, outside

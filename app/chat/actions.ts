@@ -4,7 +4,7 @@
 // owns the chat may see or answer its calls, and only calls its active turn waits on.
 import { cookies } from "next/headers";
 import { after } from "next/server";
-import { TOOL_APPROVAL_SIGNAL, readActiveChatTurn } from "@/lib/durable";
+import { readActiveChatTurn, TOOL_APPROVAL_SIGNAL, toolApprovals } from "@/lib/durable/ai";
 import { getDurable } from "../durable";
 import { ownsChat, SESSION_COOKIE } from "./session";
 
@@ -13,7 +13,7 @@ export interface ChatApprovalResult {
   message: string;
 }
 
-/** The calls the chat's active turn waits on (`durable.toolApprovals`); [] for a chat not this browser's. */
+/** The calls the chat's active turn waits on (`toolApprovals`); [] for a chat not this browser's. */
 export async function pendingChatApprovals(chatId: string): Promise<string[]> {
   if (typeof chatId !== "string") return [];
   const session = (await cookies()).get(SESSION_COOKIE)?.value;
@@ -26,7 +26,7 @@ async function pendingOf(chatId: string): Promise<string[]> {
   const durable = await getDurable();
   const turn = await readActiveChatTurn(durable, chatId);
   if (turn?.status !== "waiting") return [];
-  return (await durable.toolApprovals(turn.runId)).map((call) => call.toolCallId);
+  return (await toolApprovals(durable, turn.runId)).map((call) => call.toolCallId);
 }
 
 /** Sends signal `tool-approval` for `toolCallId` of the chat's active turn, then advances the run. */
@@ -42,7 +42,7 @@ export async function answerChatToolCall(
   if (!ownsChat(session, chatId)) return { ok: false, message: "no such chat" };
   const durable = await getDurable();
   const turn = await readActiveChatTurn(durable, chatId);
-  const pending = turn ? await durable.toolApprovals(turn.runId) : [];
+  const pending = turn ? await toolApprovals(durable, turn.runId) : [];
   const call = turn ? pending.find((c) => c.toolCallId === toolCallId) : undefined;
   if (!turn || !call) {
     return { ok: false, message: "that call no longer waits for an answer" };

@@ -6,7 +6,7 @@ import { ChatPanel } from "@/app/components/chat-panel";
 import { dashboardEnabled } from "@/app/dashboard-access";
 import { getDurable } from "@/app/durable";
 import { chatModelLabel } from "@/app/workflows/chat-model";
-import { loadChat } from "@/lib/durable";
+import { loadChat } from "@/lib/durable/ai";
 import { pendingChatApprovals } from "./actions";
 import { ownsChat, SESSION_COOKIE } from "./session";
 

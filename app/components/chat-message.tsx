@@ -1,7 +1,7 @@
 "use client";
 import { getToolOrDynamicToolName, isToolOrDynamicToolUIPart, type UIMessage } from "ai";
 import Link from "next/link";
-import { type TurnEnd, turnEndOf } from "@/lib/durable/react";
+import { type TurnEnd, turnEndOf } from "@/lib/durable/ai-react";
 
 type Part = UIMessage["parts"][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;

@@ -3,14 +3,14 @@ import { useChat } from "@ai-sdk/react";
 import type { UIMessage } from "ai";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { answerChatToolCall, pendingChatApprovals } from "@/app/chat/actions";
-import { DurableChatTransport, turnEndOf, withTurnEnd } from "@/lib/durable/react";
+import { DurableChatTransport, turnEndOf, withTurnEnd } from "@/lib/durable/ai-react";
 import { ChatMessage } from "./chat-message";
 
 export interface ChatPanelProps {
   chatId: string;
   /** The chat as the server read it (`loadChat`): a finished turn's answer in it, one under way left to the resume. */
   initial: UIMessage[];
-  /** The tool calls the chat's turn waits on, as the server read them (`durable.toolApprovals`). */
+  /** The tool calls the chat's turn waits on, as the server read them (`toolApprovals`). */
   pending: string[];
   /** Prompts to try, each a button that sends it. */
   examples: string[];
@@ -110,7 +110,7 @@ export function ChatPanel({ chatId, initial, pending: pendingAtLoad, examples, r
  * The tool calls of the chat that were answered, and a way to answer one. A call shows Approve and
  * Deny while the run waits on it. The stream says a call asked for approval; once the call is
  * answered the stream says so only with the tool's output, so the server is asked
- * (`durable.toolApprovals`) each time an answer stops: a call that asked and no longer waits is answered.
+ * (`toolApprovals`) each time an answer stops: a call that asked and no longer waits is answered.
  */
 function useToolApprovals({
   chatId,

@@ -1,13 +1,13 @@
 "use client";
 import { useContext } from "react";
-import type { PendingToolApproval } from "@/lib/durable";
+import type { PendingToolApproval } from "@/lib/durable/ai";
 import { answerToolCall } from "../actions";
 import { ActionForm } from "./action-form";
 import { RunContext } from "./run-view";
 import { SubmitButton } from "./submit-button";
 
 /**
- * The run's agent tool calls that wait for a person (`durable.toolApprovals(runId)`, read by the
+ * The run's agent tool calls that wait for a person (`toolApprovals(durable, runId)`, read by the
  * server): each call's tool and input, with Approve and Deny (signal `tool-approval`). Plain forms
  * before the page hydrates, as the other run page actions are; after an answer the page's poller
  * reads the run again (RunContext), and the page re-renders this list from the server.

@@ -1,7 +1,8 @@
 import { convertToModelMessages, tool } from "ai";
 import { sql } from "kysely";
 import * as z from "zod";
-import { chatTurnInput, defineWorkflow, txTool } from "@/lib/durable";
+import { defineWorkflow } from "@/lib/durable";
+import { chatTurnInput, txTool } from "@/lib/durable/ai";
 import { providerDb } from "../mock-providers/db";
 import { formatMoney } from "../mock-providers/payments";
 import { chatModel } from "./chat-model";

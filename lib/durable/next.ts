@@ -2,11 +2,19 @@
 export { createDurableRoutes } from "./http/routes/create-durable-routes";
 export { type DurableRoutes, type DurableRoutesOptions, MAX_BODY_BYTES } from "./http/routes/types";
 export { type DevCronOptions, startDevCron } from "./http/dev-cron";
-export { createChatRoutes } from "./http/routes/chat";
 export { guardRoute } from "./http/routes/route-context";
+// The ai wing's chat routes, from before it had its own entry (durable-next/ai).
+export {
+  /** @deprecated import from "durable-next/ai" */
+  createChatRoutes,
+} from "./ai/http/chat";
 export type {
+  /** @deprecated import from "durable-next/ai" */
   ChatAuthorize,
+  /** @deprecated import from "durable-next/ai" */
   ChatContext,
+  /** @deprecated import from "durable-next/ai" */
   ChatRoutes,
+  /** @deprecated import from "durable-next/ai" */
   ChatRoutesOptions,
-} from "./http/routes/chat-types";
+} from "./ai/http/chat-types";

@@ -16,6 +16,22 @@ export {
 } from "./react/types";
 export { useDurableRun } from "./react/use-durable-run";
 export { useDurableStream } from "./react/use-durable-stream";
-export { DurableChatTransport, type DurableChatTransportOptions } from "./react/durable-chat-transport";
-// How a chat turn that did not complete ended (the part loadChat reads from the run, and Stop adds).
-export { TURN_END_PART, type TurnEnd, type TurnEndPart, turnEndOf, withTurnEnd } from "./turn-end";
+// The ai wing's client part, from before it had its own entry (durable-next/ai/react).
+export {
+  /** @deprecated import from "durable-next/ai/react" */
+  DurableChatTransport,
+  /** @deprecated import from "durable-next/ai/react" */
+  type DurableChatTransportOptions,
+} from "./ai/react/durable-chat-transport";
+export {
+  /** @deprecated import from "durable-next/ai/react" */
+  TURN_END_PART,
+  /** @deprecated import from "durable-next/ai/react" */
+  type TurnEnd,
+  /** @deprecated import from "durable-next/ai/react" */
+  type TurnEndPart,
+  /** @deprecated import from "durable-next/ai/react" */
+  turnEndOf,
+  /** @deprecated import from "durable-next/ai/react" */
+  withTurnEnd,
+} from "./ai/turn-end";

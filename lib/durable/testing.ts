@@ -1,5 +1,7 @@
 // Entry point for tests of your workflows: a durable instance on in-memory PGlite, and calls that
-// drive a run as far as it can go now. No server, no cron, no clock of your own.
+// drive a run as far as it can go now. No server, no cron, no clock of your own. It loads the ai
+// wing (ai/wing.ts): a workflow under test may call `ctx.step.ai`, which `mockAi` answers.
+import "./ai/wing";
 import type { z } from "zod";
 import { type AnyKysely, connect } from "./drivers/connect";
 import { createDurable, type Durable, type DurableOptions } from "./engine/create-durable";
@@ -7,9 +9,10 @@ import type { StepMock } from "./engine/execution";
 import { InvalidInputError, RunNotFoundError } from "./errors";
 import { storableName } from "./names";
 import type { RunStatus } from "./schemas";
-import { completeAiTextResult } from "./steps/ai-steps";
+import { completeAiTextResult } from "./ai/ai-steps";
 import { listOpenDescendants } from "./store";
-import type { AiObjectResult, AiTextResult, AnyWorkflow, Duration } from "./types";
+import type { AiObjectResult, AiTextResult } from "./ai/types";
+import type { AnyWorkflow, Duration } from "./types";
 
 export type { StepMock };
 

@@ -27,7 +27,10 @@ function isTypeOnly(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean 
   return !clause.name && !!names && ts.isNamedImports(names) && names.elements.every((e) => e.isTypeOnly);
 }
 
-/** Every static import, re-export, `import type`, dynamic `import("…")` and `require("…")` of a script. */
+/**
+ * Every static import, re-export, `import type`, dynamic `import("…")`, `require("…")` and module
+ * augmentation (`declare module "…"`) of a script.
+ */
 export function importSpecifiers(source: string, fileName: string): ImportSpecifier[] {
   if (!SCRIPT.test(fileName)) return []; // SQL, Markdown, JSON: nothing they hold is an import
   const kind = fileName.endsWith("x") ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
@@ -40,6 +43,8 @@ export function importSpecifiers(source: string, fileName: string): ImportSpecif
   };
   const visit = (node: ts.Node) => {
     if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node.moduleSpecifier, isTypeOnly(node));
+    // `declare module "../types"`: a module augmentation names the module it augments.
+    else if (ts.isModuleDeclaration(node) && ts.isStringLiteral(node.name)) add(node.name, true);
     else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node.moduleReference.expression);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node.argument.literal, true);

@@ -23,6 +23,8 @@ export const ENTRIES: Readonly<Record<string, string>> = {
   "./react": "react",
   "./testing": "testing",
   "./drizzle": "drizzle",
+  "./ai": "ai",
+  "./ai/react": "ai-react",
 };
 
 export const BIN = "cli/bin.js";

@@ -42,7 +42,7 @@ function resolveRelative(dir: string, file: string, spec: string): string | null
 
 // The reference app imports the entry points through its `@/` alias; in the package's JSDoc
 // examples they are the package's own names.
-const ALIASED_ENTRY = /(["'])@\/lib\/durable(\/(?:next|react|testing|drizzle))?\1/g;
+const ALIASED_ENTRY = /(["'])@\/lib\/durable(\/(?:next|react|testing|drizzle|ai-react|ai))?\1/g;
 
 export interface RewriteReport {
   /** Bare specifiers of the .js files: file → specifiers, static and dynamic. */
@@ -72,7 +72,10 @@ function rewriteFile(dir: string, file: string, problems: string[]): string[] {
     out += `${text.slice(last, start)}"${resolved}"`;
     last = end;
   }
-  out = (out + text.slice(last)).replace(ALIASED_ENTRY, (_m, q: string, sub = "") => `${q}durable-next${sub}${q}`);
+  out = (out + text.slice(last)).replace(
+    ALIASED_ENTRY,
+    (_m, q: string, sub = "") => `${q}durable-next${sub.replace("ai-react", "ai/react")}${q}`,
+  );
   if (out !== text) writeFileSync(path.join(dir, file), out);
   return bare;
 }

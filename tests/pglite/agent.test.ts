@@ -18,6 +18,7 @@ import {
   toolStep,
   txTool,
 } from "@/lib/durable";
+import { toolApprovals } from "@/lib/durable/ai";
 import { connect } from "@/lib/durable/drivers/connect";
 import { resetDurableTables } from "../helpers/databases";
 import { type MockModelServer, startMockModelServer } from "../helpers/mock-model-server";
@@ -277,6 +278,7 @@ describe("ctx.step.ai.agent", () => {
       },
     ];
     expect(await durable.toolApprovals(id)).toEqual(pending);
+    expect(await toolApprovals(durable, id)).toEqual(pending); // the wing's function, which the method calls
 
     // A delivery for another call is passed over; the one for this call runs the tool.
     await durable.signal({ runId: id, name: TOOL_APPROVAL_SIGNAL, payload: { toolCallId: "nope", approved: true } });
@@ -292,6 +294,7 @@ describe("ctx.step.ai.agent", () => {
     expect(executed.map((e) => e.tool)).toEqual(["refund"]);
     expect(server.requests()).toEqual({ "/v1/chat/completions": 2 });
     expect(await durable.toolApprovals(id)).toEqual([]);
+    expect(await toolApprovals(durable, id)).toEqual([]);
     const output = (await durable.status(id))!.output as any;
     expect(output.text).toContain('refund answered {"refunded":"77"}');
   });

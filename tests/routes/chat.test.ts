@@ -19,7 +19,7 @@ import {
   TURN_END_PART,
   turnEndOf,
 } from "@/lib/durable";
-import { type ChatRoutes, type ChatRoutesOptions, createChatRoutes } from "@/lib/durable/next";
+import { type ChatRoutes, type ChatRoutesOptions, createChatRoutes } from "@/lib/durable/ai";
 import { until } from "../helpers/until";
 import { readUiEvents, textOf, typesOf, type UiEvent } from "../helpers/ui-stream";
 

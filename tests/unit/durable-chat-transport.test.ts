@@ -1,4 +1,4 @@
-// DurableChatTransport (lib/durable/react/durable-chat-transport.ts) against the chat routes served
+// DurableChatTransport (lib/durable/ai/react/durable-chat-transport.ts) against the chat routes served
 // by a real node:http server on PGlite, read by the AI SDK's own Chat (@ai-sdk/react's, no React
 // rendering needed): a POST cut mid-answer (a function killed) is continued from GET …/stream with
 // Last-Event-ID, with no gap and no repeat; stop() sends DELETE and the run ends cancelled.
@@ -7,9 +7,9 @@ import type { AddressInfo } from "node:net";
 import { Chat } from "@ai-sdk/react";
 import type { UIMessageChunk } from "ai";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { chatTurnInput, connect, createDurable, defineWorkflow, type Durable, loadChat } from "@/lib/durable";
-import { type ChatRoutes, createChatRoutes } from "@/lib/durable/next";
-import { DurableChatTransport } from "@/lib/durable/react";
+import { connect, createDurable, defineWorkflow, type Durable } from "@/lib/durable";
+import { type ChatRoutes, chatTurnInput, createChatRoutes, loadChat } from "@/lib/durable/ai";
+import { DurableChatTransport } from "@/lib/durable/ai-react";
 import { until } from "../helpers/until";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

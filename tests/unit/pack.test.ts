@@ -63,7 +63,7 @@ describe("npm run pack", () => {
       expect(listed.has(target.types.slice(2)), `${subpath} → ${target.types}`).toBe(true);
     }
     expect(Object.keys(manifest.exports).sort()).toEqual(
-      [".", "./next", "./react", "./testing", "./drizzle", "./package.json"].sort(),
+      [".", "./next", "./react", "./testing", "./drizzle", "./ai", "./ai/react", "./package.json"].sort(),
     );
     for (const file of sources()) {
       expect(listed.has(`${file}.js`), file).toBe(true);
@@ -94,7 +94,7 @@ describe("npm run pack", () => {
     const client = sources().filter((file) =>
       readFileSync(path.join(REPO, "lib/durable", `${file}.ts`), "utf8").startsWith('"use client";'),
     );
-    expect(client).toContain("react");
+    expect(client).toEqual(expect.arrayContaining(["react", "ai-react"]));
     for (const file of client)
       expect(readFileSync(path.join(stage, `${file}.js`), "utf8").startsWith('"use client";'), file).toBe(true);
     expect(readFileSync(path.join(stage, "cli/bin.js"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
@@ -155,6 +155,8 @@ describe("npm run pack", () => {
       "durable-next/react": expect.arrayContaining(["useDurableRun", "useDurableStream"]),
       "durable-next/testing": expect.arrayContaining(["createTestDurable"]),
       "durable-next/drizzle": expect.any(Array),
+      "durable-next/ai": expect.arrayContaining(["createChatRoutes", "toolApprovals", "txTool", "loadChat"]),
+      "durable-next/ai/react": expect.arrayContaining(["DurableChatTransport", "turnEndOf"]),
     });
     expect(sh(path.join(consumer, "node_modules/.bin/durable-next"), ["--version"], consumer).trim()).toBe(
       root.version,
@@ -190,7 +192,7 @@ describe("npm run pack", () => {
 });
 
 const PROBE = `const names = {};
-const entries = ["", "/next", "/react", "/testing", "/drizzle"].map((sub) => "durable-next" + sub);
+const entries = ["", "/next", "/react", "/testing", "/drizzle", "/ai", "/ai/react"].map((sub) => "durable-next" + sub);
 for (const entry of entries) names[entry] = Object.keys(await import(entry));
 console.log(JSON.stringify(names));
 `;
@@ -216,6 +218,8 @@ import { createDurableRoutes, startDevCron } from "durable-next/next";
 import { useDurableRun } from "durable-next/react";
 import { createTestDurable } from "durable-next/testing";
 import * as drizzle from "durable-next/drizzle";
+import { type AiTextResult, toolApprovals } from "durable-next/ai";
+import { DurableChatTransport } from "durable-next/ai/react";
 import { z } from "zod";
 
 export const double = defineWorkflow({
@@ -232,6 +236,18 @@ export const routes = createDurableRoutes(getDurable, { maxDuration: 60 });
 export const hook: typeof useDurableRun = useDurableRun;
 export const cron: typeof startDevCron = startDevCron;
 export const drizzleEntry: typeof drizzle = drizzle;
+// ctx.step.ai and durable.toolApprovals come from the ai wing's augmentations, in its .d.ts files.
+export const ask = defineWorkflow({
+  name: "ask",
+  input: z.object({ q: z.string() }),
+  async run(ctx, input) {
+    const answer: AiTextResult = await ctx.step.ai.generateText("ask", { model: "openai/gpt-5", prompt: input.q });
+    return { text: answer.text };
+  },
+});
+export const pending = async () => toolApprovals(await getDurable(), "run-1");
+export const pendingAsBefore = async () => (await getDurable()).toolApprovals("run-1");
+export const transport = new DurableChatTransport({ api: "/api/chat" });
 export async function check(): Promise<RunStatus> {
   const durable = await createTestDurable({ workflows: [double] });
   return durable.run(double, { n: 1 });

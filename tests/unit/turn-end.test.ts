@@ -1,8 +1,8 @@
-// The part that says how a chat turn that did not complete ended (lib/durable/turn-end.ts,
+// The part that says how a chat turn that did not complete ended (lib/durable/ai/turn-end.ts,
 // docs/guide/chat.md, "A stopped or failed turn"): read only in its own shape, and one per message.
 import type { UIMessage } from "ai";
 import { describe, expect, it } from "vitest";
-import { TURN_END_PART, turnEndOf, withTurnEnd } from "@/lib/durable/react";
+import { TURN_END_PART, turnEndOf, withTurnEnd } from "@/lib/durable/ai-react";
 
 const answer = (...parts: unknown[]): UIMessage => ({
   id: "a1",

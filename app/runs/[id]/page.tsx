@@ -7,6 +7,7 @@ import { RunView } from "@/app/components/run-view";
 import { ToolApprovals } from "@/app/components/tool-approvals";
 import { readComposition } from "./composition";
 import { getDurable } from "@/app/durable";
+import { toolApprovals } from "@/lib/durable/ai";
 import { demos, workflowTitles } from "@/app/workflows/catalog";
 import { DemoDetails, DemoLive } from "./demo-details";
 
@@ -43,7 +44,7 @@ export default async function RunPage({ params }: Props) {
   // Parent, children and callback URLs: read here, as the admin; the URLs never enter RunStatus.
   const { family, callbacks } = await readComposition(durable, run);
   // An agent's calls that wait for a person (signal tool-approval), with Approve and Deny.
-  const approvals = run.status === "waiting" ? await durable.toolApprovals(id) : [];
+  const approvals = run.status === "waiting" ? await toolApprovals(durable, id) : [];
   return (
     <RunView
       initial={run}

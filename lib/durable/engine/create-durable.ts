@@ -6,7 +6,6 @@
 //   start.ts              start(), startMany() and status tokens
 //   callbacks.ts          completeCallback()
 //   run-callbacks.ts      callbacks(): a run's callback URLs, for the dashboard
-//   tool-approvals.ts     toolApprovals(): an agent's calls waiting for approval, for a page
 //   signal.ts             signal()
 //   control.ts            cancel(), retry(), compact()
 //   operations.ts         cancelMany(), retryMany(), fork()
@@ -24,9 +23,8 @@ import type { AnyWorkflow } from "../types";
 import { advanceById } from "./claim-and-advance";
 import { completeCallback } from "./callbacks";
 import { listRunCallbacks } from "./run-callbacks";
-import { listToolApprovals } from "./tool-approvals";
 import { cancelById, compactNow, retryById } from "./control";
-import type { CancelOptions, Durable, DurableOptions, SignalInput } from "./durable-api";
+import type { CancelOptions, Durable, DurableOptions, SignalInput, WingMethods } from "./durable-api";
 import { advanceClock, closeInstance, resolveInstance } from "./instance";
 import { cancelManyRuns, forkRunFrom, retryManyRuns } from "./operations";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
@@ -34,6 +32,7 @@ import { sendSignal } from "./signal";
 import { startManyRuns, startRun, statusTokenOf } from "./start";
 import { tickOnce } from "./tick";
 import { workUntilStopped } from "./work";
+import { withWingMethods } from "./wings";
 
 export type {
   BulkOptions,
@@ -47,7 +46,6 @@ export type {
   DurableOptions,
   ListOptions,
   ListPage,
-  PendingToolApproval,
   RunCallback,
   SignalInput,
   SignalResult,
@@ -76,8 +74,9 @@ export function createDurable(options: DurableOptions): Durable {
   const instance = resolveInstance(options, (self, workflow, input, id) =>
     startRun(self, workflow, input as never, { id }),
   );
-  // A named object, not `this`: methods keep working when a caller destructures them.
-  return {
+  // A named object, not `this`: methods keep working when a caller destructures them. The wings'
+  // methods are added to it (engine/wings.ts).
+  const facade: Omit<Durable, keyof WingMethods> = {
     db: options.db,
     workflows: instance.workflows,
     tickConcurrency: instance.tickConcurrency,
@@ -86,7 +85,6 @@ export function createDurable(options: DurableOptions): Durable {
     startMany: (workflow, inputs, startOptions) => startManyRuns(instance, workflow, inputs, startOptions),
     completeCallback: (token, payload, callbackOptions) => completeCallback(instance, token, payload, callbackOptions),
     callbacks: (runId) => listRunCallbacks(instance, runId),
-    toolApprovals: (runId) => listToolApprovals(instance, runId),
     status: ((id: string, statusOptions?: { workflow: AnyWorkflow }) =>
       readStatus(instance, id, statusOptions)) as Durable["status"],
     inspect: (id) => inspectRun(instance, id),
@@ -110,6 +108,7 @@ export function createDurable(options: DurableOptions): Durable {
     close: () => closeInstance(instance),
     testing: { advanceClock: (duration) => advanceClock(instance, duration) },
   };
+  return withWingMethods(facade) as Durable; // with what the wings added: WingMethods
 }
 
 /** `preparedStatements` switches the naming of the pool connect() made (drivers/prepared-statements.ts). */

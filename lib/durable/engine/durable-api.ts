@@ -110,18 +110,6 @@ export interface CallbackResult {
   runId: string;
 }
 
-/** A tool call of an agent that waits for its approval (`toolApprovals(runId)`). */
-export interface PendingToolApproval {
-  /** The agent's step id (`ctx.step.ai.agent(id, …)`). */
-  agentId: string;
-  /** The turn that asked for the call. */
-  turnId: string;
-  toolCallId: string;
-  toolName: string;
-  /** The input the model gave the tool. */
-  input: unknown;
-}
-
 /**
  * A callback URL a run made, as `callbacks(runId)` lists it for an operator's page: never part of
  * RunStatus, since the URL is a capability for the third party it was made for.
@@ -239,7 +227,14 @@ export interface ListPage {
   nextCursor: string | null;
 }
 
-export interface Durable {
+/**
+ * The methods a wing adds to the facade (engine/wings.ts), declared by the wing's augmentation of
+ * this interface: the deprecated `toolApprovals(runId)` by lib/durable/ai/tool-approvals.ts.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: a wing's module augmentation fills it
+export interface WingMethods {}
+
+export interface Durable extends WingMethods {
   migrate(): Promise<string[]>;
   /**
    * Starts a run (idempotent on `id`). `deadline`: past it the run fails with `deadline_exceeded`
@@ -269,11 +264,6 @@ export interface Durable {
    * token, derived from DURABLE_SECRET: for an admin's page or script, never for the run's end user.
    */
   callbacks(runId: string): Promise<RunCallback[]>;
-  /**
-   * The tool calls of the run's agents waiting for signal `tool-approval` (`ToolApproval`), oldest
-   * first: what a page shows with Approve and Deny (docs/guide/agents.md, "Approvals").
-   */
-  toolApprovals(runId: string): Promise<PendingToolApproval[]>;
   /** The run's status, healing it when its lease ran out; null when there is no such run. */
   status(id: string): Promise<RunStatus | null>;
   /** As `status(id)`, with `output` typed by the workflow; a run of another workflow is a RunStateConflictError. */

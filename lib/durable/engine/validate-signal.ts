@@ -1,7 +1,7 @@
 import { InvalidInputError } from "../errors";
 import type { z } from "zod";
-import { TOOL_APPROVAL_SIGNAL, toolApprovalSchema } from "../steps/tool-approval";
 import type { AnyWorkflow, SignalSchemas } from "../types";
+import { reservedSignal } from "./wings";
 
 /**
  * A workflow that declares signals refuses other names and validates payloads (docs/rules.md,
@@ -9,10 +9,10 @@ import type { AnyWorkflow, SignalSchemas } from "../types";
  * @throws InvalidInputError for an undeclared name or a payload its schema refuses
  */
 export function validateSignal(workflow: AnyWorkflow | undefined, name: string, payload: unknown): unknown {
-  // An agent's approvals (docs/guide/agents.md, "Approvals") are taken by every workflow, declared or not.
-  if (name === TOOL_APPROVAL_SIGNAL && !Object.hasOwn(workflow?.signals ?? {}, name)) {
-    return checked(toolApprovalSchema, name, payload);
-  }
+  // A signal a wing reserved (an agent's approvals: docs/guide/agents.md, "Approvals") is taken by
+  // every workflow, declared or not, checked by the wing's schema unless the workflow declares its own.
+  const reserved = reservedSignal(name);
+  if (reserved && !Object.hasOwn(workflow?.signals ?? {}, name)) return checked(reserved, name, payload);
   const schemas = workflow?.signals as SignalSchemas | undefined;
   if (!schemas || Object.keys(schemas).length === 0) return payload;
   const schema = Object.hasOwn(schemas, name) ? schemas[name] : undefined;

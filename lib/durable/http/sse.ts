@@ -49,7 +49,7 @@ export interface RunEventStreamOptions {
   signal?: AbortSignal;
   log: (message: string) => void;
   /**
-   * Another event format over the same polling (the chat's UI message stream, ./chat-stream.ts):
+   * Another event format over the same polling (the chat's UI message stream, ai/http/chat-stream.ts):
    * the text that opens the response, each chunk's event ("" skips it), and, given a complete
    * read, the text that ends the response, or null to go on polling. Default: this file's
    * `chunk` and `end` events, ending when the run is terminal.

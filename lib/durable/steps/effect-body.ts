@@ -7,7 +7,7 @@ import type { StepInfo } from "../types";
 /** A body's result: for `tx` the receipt was already written inside its transaction. */
 export type BodyResult = { json: string; receipt?: Extract<RecordResult, { owned: true }> };
 export type Body = (s: StepInfo, seq: number) => Promise<BodyResult>;
-/** The kinds of step that run a body with an effect: `run`, `tx`, and AI calls (steps/ai-steps.ts). */
+/** The kinds of step that run a body with an effect: `run`, `tx`, and AI calls (ai/ai-steps.ts). */
 export type EffectKind = "run" | "tx" | "ai";
 
 /**

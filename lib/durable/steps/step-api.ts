@@ -1,8 +1,8 @@
 import type { Execution } from "../engine/execution";
 import { never } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
-import type { CallbackSchemas, StepApi } from "../types";
-import { createAiSteps } from "./ai-steps";
+import { wingSteps } from "../engine/wings";
+import type { CallbackSchemas, StepApi, WingSteps } from "../types";
 import { createCallbackSteps } from "./callback-steps";
 import { createChildSteps } from "./child-steps";
 import { createEffectSteps } from "./effect-steps";
@@ -31,7 +31,7 @@ export function createStepApi(
     (...args: A): Promise<R> =>
       recorder.holding ? recorder.flush().then((ok) => (ok ? step(...args) : never<R>())) : step(...args);
 
-  return {
+  const core: Omit<StepApi, keyof WingSteps> = {
     run: afterFlush(effects.run) as StepApi["run"],
     tx: afterFlush(effects.tx) as StepApi["tx"],
     value: afterFlush(value) as StepApi["value"],
@@ -44,19 +44,18 @@ export function createStepApi(
     waitForAny: afterFlush(createRaceStep(exec, recorder)) as StepApi["waitForAny"],
     callback: afterFlush(callbacks.callback) as StepApi["callback"],
     waitForCallback: afterFlush(callbacks.waitForCallback) as StepApi["waitForCallback"],
-    // Each AI call is flushed-after as a step of its own (a map's items one by one).
-    ai: createAiSteps(
-      exec,
-      recorder,
-      {
-        execute: afterFlush(effects.execute),
-        run: afterFlush(effects.run),
-        tx: afterFlush(effects.tx),
-        waitForSignal: afterFlush(waits.waitForSignal),
-        stream: (stepId) => exec.streams.writer(stepId),
-      },
-      afterFlush,
-    ),
+  };
+  // The wings' members (`ai`): each of their steps is flushed-after too (a map's items one by one).
+  const parts = {
+    execute: afterFlush(effects.execute),
+    run: afterFlush(effects.run),
+    tx: afterFlush(effects.tx),
+    waitForSignal: afterFlush(waits.waitForSignal),
+    stream: (stepId: string) => exec.streams.writer(stepId),
+  };
+  return {
+    ...core,
+    ...wingSteps(exec, recorder, parts, afterFlush),
     // A tx step in a transaction another library opens (lib/durable/drizzle.ts).
     [TX_WITH]: afterFlush(effects.txWith) as CarriesTxWith[typeof TX_WITH],
   };

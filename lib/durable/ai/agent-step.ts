@@ -1,7 +1,9 @@
 import type { ModelMessage, ToolSet } from "ai";
 import type { Execution } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
+import type { StepParts } from "../engine/wings";
 import { InvalidInputError } from "../errors";
+import type { AiUsage, StepInfo } from "../types";
 import type {
   AgentToolCall,
   AgentToolResult,
@@ -9,28 +11,16 @@ import type {
   AiAgentResult,
   AiAgentStep,
   AgentToolStep,
-  AiUsage,
-  StepInfo,
-  StepOptions,
-  StreamWriter,
   ToolApproval,
-} from "../types";
+} from "./types";
 import { type AgentTurn, turnBody } from "./agent-turn";
-import type { Body } from "./effect-steps";
 import { TOOL_APPROVAL_SIGNAL } from "./tool-approval";
 import { txToolOf } from "./tx-tool";
 
 const DEFAULT_MAX_STEPS = 10;
 
-/** The steps the agent is made of, each written after a held-back receipt (steps/step-api.ts). */
-export interface AgentParts {
-  execute: (id: string, kind: "ai", body: Body, options?: StepOptions) => Promise<any>;
-  run: <T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) => Promise<any>;
-  tx: <T>(id: string, fn: (tx: any, s: StepInfo) => Promise<T>, options?: StepOptions) => Promise<any>;
-  waitForSignal: (name: string, options: { id: string }) => Promise<unknown>;
-  /** The run's stream writer of the step executing now (`ctx.stream`). */
-  stream: (stepId: string) => StreamWriter;
-}
+/** The steps the agent is made of, each written after a held-back receipt (engine/wings.ts). */
+export type AgentParts = StepParts;
 
 /**
  * `ctx.step.ai.agent`: the AI SDK's tool loop with every model turn a step (`<id>/turn-<n>`) and

@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../errors";
-import type { AgentToolStep } from "../types";
+import type { AgentToolStep } from "./types";
 
 /**
  * The step an agent's tool call runs as, from the options its `execute` is given: its external key

@@ -1,16 +1,38 @@
-// `toolApprovals(runId)`: the tool calls of a run's agents that wait for signal `tool-approval`,
-// for the page that approves or denies them (docs/guide/agents.md, "Approvals").
+// `toolApprovals(durable, runId)`: the tool calls of a run's agents that wait for signal
+// `tool-approval`, for the page that approves or denies them (docs/guide/agents.md, "Approvals").
+import type { Durable } from "../engine/durable-api";
 import { isStorableName } from "../names";
-import { type AgentStepRecord, listAgentSteps } from "../store";
-import type { PendingToolApproval } from "./durable-api";
-import { assertOpen, type DurableInstance } from "./instance";
+import { type AgentStepRecord, type DurableDb, listAgentSteps } from "../store";
+
+/** A tool call of an agent that waits for its approval (`toolApprovals(durable, runId)`). */
+export interface PendingToolApproval {
+  /** The agent's step id (`ctx.step.ai.agent(id, …)`). */
+  agentId: string;
+  /** The turn that asked for the call. */
+  turnId: string;
+  toolCallId: string;
+  toolName: string;
+  /** The input the model gave the tool. */
+  input: unknown;
+}
+
+declare module "../engine/durable-api" {
+  interface WingMethods {
+    /**
+     * The tool calls of the run's agents waiting for signal `tool-approval` (`ToolApproval`), oldest
+     * first: what a page shows with Approve and Deny (docs/guide/agents.md, "Approvals").
+     * @deprecated use `toolApprovals(durable, runId)` from "durable-next/ai"
+     */
+    toolApprovals(runId: string): Promise<PendingToolApproval[]>;
+  }
+}
 
 /** The most agent steps one read looks at: an agent with more is not one a page approves from. */
 const MAX_AGENT_STEPS = 1000;
 
 const TURN_ID = /^(.*)\/turn-\d+$/;
 const APPROVAL_WAIT = /^(.*\/turn-\d+)\/approval-\d+$/;
-/** A tool step, `<turn>/tool-<call>`; before it, `<agent>/tool-<call>` (steps/agent-step.ts, toolStepId). */
+/** A tool step, `<turn>/tool-<call>`; before it, `<agent>/tool-<call>` (agent-step.ts, toolStepId). */
 const TOOL_STEP = /^(.*\/turn-\d+)\/tool-(.+)$/;
 const EARLIER_TOOL_STEP = /^(.*)\/tool-(.+)$/;
 
@@ -20,11 +42,14 @@ const key = (turnId: string, toolCallId: string) => `${turnId}\u0000${toolCallId
  * The calls a turn said need approval (its receipt's `approvals`) that no approval wait of that turn
  * answered and no tool step of that turn answered yet, oldest first; [] for an unknown or
  * unstorable id. Per turn: a model may use a call id again in a later turn.
+ *
+ * @example
+ * const pending = await toolApprovals(durable, runId); // [{ agentId, turnId, toolCallId, toolName, input }]
  */
-export async function listToolApprovals(instance: DurableInstance, runId: string): Promise<PendingToolApproval[]> {
-  assertOpen(instance);
+export async function toolApprovals(durable: Pick<Durable, "db">, runId: string): Promise<PendingToolApproval[]> {
   if (!isStorableName(runId)) return [];
-  const steps = await listAgentSteps(instance.db, runId, MAX_AGENT_STEPS);
+  const db: DurableDb = durable.db;
+  const steps = await listAgentSteps(db, runId, MAX_AGENT_STEPS);
   const turns = steps.filter((step) => step.kind === "ai" && step.status === "completed" && TURN_ID.test(step.stepId));
   const answered = answeredCalls(steps, turns);
   const pending: PendingToolApproval[] = [];

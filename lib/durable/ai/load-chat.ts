@@ -1,10 +1,10 @@
 import type { UIMessage, UIMessageChunk } from "ai";
-import { loadAi } from "../steps/load-ai";
+import { loadAi } from "./load-ai";
 import type { StreamChunk } from "../store";
-import { TURN_END_PART, type TurnEnd, withTurnEnd } from "../turn-end";
+import { TURN_END_PART, type TurnEnd, withTurnEnd } from "./turn-end";
 import { chatTurnInput } from "./chat-input";
 import { isTerminalTurn, readActiveChatTurn } from "./chat-turns";
-import type { Durable } from "./durable-api";
+import type { Durable } from "../engine/durable-api";
 
 // What a chat page renders on load (docs/guide/chat.md, "Reload and resume"): the messages of
 // the chat's latest turn, and that turn's answer folded from its stream the way the client would
@@ -29,7 +29,7 @@ export function uiChunkOf(chunk: StreamChunk): UIMessageChunk | null {
 /**
  * The chat's history: the latest turn's input messages, then its assistant message (id: the
  * turn's run id) assembled from the run's stream, broken chunks dropped. A turn whose run was
- * cancelled (Stop) or failed ends with a `TURN_END_PART` saying so (../turn-end.ts), and has an
+ * cancelled (Stop) or failed ends with a `TURN_END_PART` saying so (turn-end.ts), and has an
  * assistant message for it even when it wrote nothing. While the latest turn is not finished its
  * answer is left out: the client's resume (`GET …/stream`) replays it from the beginning, and
  * showing it here too would show it twice. [] for a chat with no turn.
@@ -50,7 +50,7 @@ export async function loadChat(durable: Durable, chatId: string): Promise<UIMess
 /**
  * How a turn whose run is `status` ended, when it did not complete: cancelled (the cancel's reason)
  * or failed (its error's message), read from the run's stored status; null for any other status.
- * The chat stream (../http/chat-stream.ts) ends a reader's answer with the same.
+ * The chat stream (http/chat-stream.ts) ends a reader's answer with the same.
  */
 export async function turnEndOfRun(durable: Durable, runId: string, status: string): Promise<TurnEnd | null> {
   if (status !== "cancelled" && status !== "failed") return null;

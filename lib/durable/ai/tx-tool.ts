@@ -1,6 +1,6 @@
 import type { FlexibleSchema, Tool } from "ai";
 import type { Transaction } from "kysely";
-import type { AgentToolStep } from "../types";
+import type { AgentToolStep } from "./types";
 
 const TX_EXECUTE = Symbol.for("durable-next.txTool");
 

@@ -1,10 +1,11 @@
 import type { LanguageModelUsage, ModelMessage, ToolSet } from "ai";
 import type { Execution } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
-import type { AgentToolCall, AiAgentOptions, AiUsage } from "../types";
+import type { AiUsage } from "../types";
+import type { AgentToolCall, AiAgentOptions } from "./types";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";
-import type { Body } from "./effect-steps";
+import type { Body } from "../steps/effect-steps";
 
 /**
  * What a turn of `ctx.step.ai.agent` stores (step `<id>/turn-<n>`): the model's answer and the
@@ -42,7 +43,7 @@ export interface TurnRequest {
 /**
  * The body of a turn: one model call with the tools as the model sees them, and `stopWhen` of one
  * step, so the SDK runs no tool; each call the model asks for becomes a step of its own
- * (steps/agent-step.ts). Whether a call needs approval is decided here, once, and stored.
+ * (agent-step.ts). Whether a call needs approval is decided here, once, and stored.
  */
 export function turnBody(exec: Execution, recorder: StepRecorder, request: TurnRequest): Body {
   return async (s) => {

@@ -2,7 +2,9 @@ import type { FinishReason, GenerateTextResult, LanguageModelUsage, ToolSet } fr
 import type { z } from "zod";
 import type { Execution } from "../engine/execution";
 import type { StepRecorder } from "../engine/step-recorder";
+import type { AfterFlush } from "../engine/wings";
 import { InvalidInputError } from "../errors";
+import type { StepOptions } from "../types";
 import type {
   AiAgentOptions,
   AiGenerateObjectOptions,
@@ -12,17 +14,14 @@ import type {
   AiSteps,
   AiTextResult,
   AiTranscriptionResult,
-  StepOptions,
-} from "../types";
+} from "./types";
 import { type AgentParts, runAgent } from "./agent-step";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";
-import type { Body } from "./effect-steps";
+import type { Body } from "../steps/effect-steps";
 
 /** `execute` of steps/effect-steps.ts: runs a body as a step of a kind, with the effect-step rules. */
 type Execute = (id: string, kind: "ai", body: Body, options?: StepOptions) => Promise<any>;
-/** Writes a held-back receipt before the step starts (steps/step-api.ts). */
-type AfterFlush = <A extends unknown[], R>(step: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
 
 const DEFAULT_CONCURRENCY = 4;
 

@@ -1,0 +1,67 @@
+// What a wing (lib/durable/ai/ is one: docs/layout.md, "The ai/ wing") registers with the core. The
+// engine and the step API know a wing only through this data, never by importing it: a wing's
+// entry registers itself when it is loaded, and index.ts loads the ai wing for the names it still
+// re-exports.
+import type { z } from "zod";
+import type { Body } from "../steps/effect-steps";
+import type { StepInfo, StepOptions, StreamWriter, WingSteps } from "../types";
+import type { Execution } from "./execution";
+import type { StepRecorder } from "./step-recorder";
+
+/** The core steps a wing's `ctx.step` member builds on, each writing a held-back receipt first. */
+export interface StepParts {
+  /** Runs a body as a step of a kind, with the effect-step rules (steps/effect-steps.ts). */
+  execute: (id: string, kind: "ai", body: Body, options?: StepOptions) => Promise<any>;
+  run: <T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) => Promise<any>;
+  tx: <T>(id: string, fn: (tx: any, s: StepInfo) => Promise<T>, options?: StepOptions) => Promise<any>;
+  waitForSignal: (name: string, options: { id: string }) => Promise<unknown>;
+  /** The run's stream writer of the step executing now (`ctx.stream`). */
+  stream: (stepId: string) => StreamWriter;
+}
+
+/** Wraps a step so that a held-back receipt is written before it starts (steps/step-api.ts). */
+export type AfterFlush = <A extends unknown[], R>(step: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
+
+/** Builds a member of `ctx.step` for one execution. */
+export type StepMember = (exec: Execution, recorder: StepRecorder, parts: StepParts, afterFlush: AfterFlush) => unknown;
+
+export interface Wing {
+  /** One registration per name: loading a wing twice changes nothing. */
+  name: string;
+  /** Signals every workflow takes, declared or not, each checked by its schema at delivery. */
+  signals?: Record<string, z.ZodType>;
+  /** Members of `ctx.step` (`ai`), typed by the wing's augmentation of WingSteps (types.ts). */
+  steps?: Record<string, StepMember>;
+  /**
+   * Methods of the Durable facade, each made from the facade (kept for old callers), typed by the
+   * wing's augmentation of WingMethods (engine/durable-api.ts).
+   */
+  methods?: Record<string, (durable: any) => unknown>;
+}
+
+const wings = new Map<string, Wing>();
+
+export function registerWing(wing: Wing): void {
+  wings.set(wing.name, wing);
+}
+
+/** The schema of a signal a wing reserved, if `name` is one. */
+export function reservedSignal(name: string): z.ZodType | undefined {
+  for (const wing of wings.values()) if (wing.signals && Object.hasOwn(wing.signals, name)) return wing.signals[name];
+  return undefined;
+}
+
+/** The wings' members of `ctx.step`, built for one execution. */
+export function wingSteps(...args: Parameters<StepMember>): WingSteps {
+  const members: Record<string, unknown> = {};
+  for (const wing of wings.values())
+    for (const [name, build] of Object.entries(wing.steps ?? {})) members[name] = build(...args);
+  return members as unknown as WingSteps; // the wings' augmentation of WingSteps types them
+}
+
+/** The facade with the wings' methods added. */
+export function withWingMethods<T extends object>(facade: T): T {
+  for (const wing of wings.values())
+    for (const [name, method] of Object.entries(wing.methods ?? {})) Object.assign(facade, { [name]: method(facade) });
+  return facade;
+}
