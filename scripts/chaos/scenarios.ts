@@ -2,7 +2,7 @@
 // workers (child processes) and a seeded nemesis loose, drains what is left, and returns its
 // counts; the caller checks I1–I10 on the database it leaves (and the invariants a scenario adds).
 import { sql, type Kysely } from "kysely";
-import type { FailpointName } from "../../lib/durable/engine/failpoints";
+import type { FailpointName } from "../../lib/durable/engine/run/failpoints";
 import { createDurable } from "../../lib/durable";
 import { startBlackholeProxy } from "./blackhole-proxy";
 import { drain } from "./drain";

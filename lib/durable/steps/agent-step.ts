@@ -1,6 +1,6 @@
 import type { ModelMessage, ToolSet } from "ai";
-import type { Execution } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { Execution } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import { InvalidInputError } from "../errors";
 import type {
   AgentToolCall,

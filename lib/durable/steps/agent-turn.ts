@@ -1,6 +1,6 @@
 import type { LanguageModelUsage, ModelMessage, ToolSet } from "ai";
-import type { Execution } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { Execution } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import type { AgentToolCall, AiAgentOptions, AiUsage } from "../types";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";

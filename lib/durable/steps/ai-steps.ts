@@ -1,7 +1,7 @@
 import type { FinishReason, GenerateTextResult, LanguageModelUsage, ToolSet } from "ai";
 import type { z } from "zod";
-import type { Execution } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { Execution } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import { InvalidInputError } from "../errors";
 import type {
   AiAgentOptions,

@@ -1,8 +1,8 @@
 import type * as z from "zod";
 import { newCallbackId } from "../auth/callback-token";
 import { toBoundedMs } from "../duration";
-import { type Execution, never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import { type Execution, never } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
 import type { CallbackHandle, CallbackOptions, CallbackSchemas } from "../types";

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { toBoundedMs } from "../duration";
 import type { ComposeSupport } from "../engine/compose-support";
-import { type Execution, never } from "../engine/execution";
-import { failpoint } from "../engine/failpoints";
-import type { StepRecorder } from "../engine/step-recorder";
+import { type Execution, never } from "../engine/run/execution";
+import { failpoint } from "../engine/run/failpoints";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import { ChildRunFailedError, RunStateConflictError, StepTimeoutError } from "../errors";
 import { MAX_NAME_LENGTH } from "../names";
 import { type ChildNotStarted, cancelRun, type StepRecord } from "../store";

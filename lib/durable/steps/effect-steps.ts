@@ -10,9 +10,9 @@ import {
   StepNotReplaySafeError,
   StepTimeoutError,
 } from "../errors";
-import { type Execution, never, type StepMock } from "../engine/execution";
-import { failpoint } from "../engine/failpoints";
-import type { StepRecorder } from "../engine/step-recorder";
+import { type Execution, never, type StepMock } from "../engine/run/execution";
+import { failpoint } from "../engine/run/failpoints";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import { heartbeatRun, type RecordResult, type StepRecord } from "../store";
 import type { StepInfo, StepOptions } from "../types";
 import { type Body, type BodyResult, type EffectKind, Rollback } from "./effect-body";
@@ -129,7 +129,7 @@ async function failNeverFits(
 }
 
 /**
- * One `durable.step` span per attempt (engine/tracing.ts), inside the tracked work, so it ends
+ * One `durable.step` span per attempt (engine/run/tracing.ts), inside the tracked work, so it ends
  * with the attempt's own outcome before a stop waiting for it settles.
  */
 function traceAttempt(exec: Execution, recorder: StepRecorder, a: Attempt): Promise<AttemptOutcome> {

@@ -1,8 +1,8 @@
 // What a step does when a heartbeat of its run does not answer "owned" (docs/rules.md, rule 11a):
 // the claim is gone, so the step notes the refusal, stops the execution as a lost owner, and
 // writes nothing more. `s.heartbeat()` and a Drizzle tx step's first look at its run share it.
-import { type Execution, PAST_RUN_DEADLINE } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import { type Execution, PAST_RUN_DEADLINE } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 
 /** Stops the execution after heartbeat state `state` (not "owned"); returns the reason it gave. */
 export function stopAsLostOwner(exec: Execution, recorder: StepRecorder, id: string, state: string | null): string {

@@ -2,8 +2,8 @@
 // `pollBackoff`), until `timeout` from the first call. Short delays are waited here; a longer one
 // parks the run with its poll count and deadline, and the claim that wakes it polls again.
 import { toBoundedMs } from "../duration";
-import { type Execution, never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import { type Execution, never } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import { InvalidInputError, serializeError, StepTimeoutError } from "../errors";
 import type { StepRecord } from "../store";
 import type { WaitForOptions } from "../types";

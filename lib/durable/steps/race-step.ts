@@ -1,6 +1,6 @@
 import { toBoundedMs, toInstant } from "../duration";
-import { type Execution, never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import { type Execution, never } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
 import type { Wait } from "../store";

@@ -1,6 +1,6 @@
-import type { Execution } from "../engine/execution";
-import { never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { Execution } from "../engine/run/execution";
+import { never } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import type { CallbackSchemas, StepApi } from "../types";
 import { createAiSteps } from "./ai-steps";
 import { createCallbackSteps } from "./callback-steps";

@@ -4,9 +4,9 @@
 // another library's transaction on the same database (lib/durable/drizzle.ts), whose receipt
 // goes through a store handle over that transaction (docs/guide/drizzle.md).
 import type { Transaction } from "kysely";
-import type { Execution } from "../engine/execution";
-import { failpoint } from "../engine/failpoints";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { Execution } from "../engine/run/execution";
+import { failpoint } from "../engine/run/failpoints";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import { InvalidInputError, ResultTooLargeError } from "../errors";
 import { type DurableDb, type Executor, heartbeatRun, insertEvent } from "../store";
 import type { StepInfo, StepOptions } from "../types";

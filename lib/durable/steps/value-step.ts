@@ -1,6 +1,6 @@
-import type { Execution } from "../engine/execution";
-import { never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { Execution } from "../engine/run/execution";
+import { never } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 
 /**
  * `value`: journals a nondeterministic value (a uuid, the time, a random number) once. Its receipt
@@ -13,7 +13,7 @@ export function createValueStep(exec: Execution, recorder: StepRecorder) {
     const known = recorder.answer(recorded);
     if (known.done) return known.value;
     if (exec.isStopping) return never();
-    // Executed (not answered from its receipt): a `durable.step` span (engine/tracing.ts).
+    // Executed (not answered from its receipt): a `durable.step` span (engine/run/tracing.ts).
     return recorder.traced(
       { stepId: id, kind: "value", attempt: 1, isReclaim },
       async () => {

@@ -1,6 +1,6 @@
 import { toBoundedMs, toInstant } from "../duration";
-import { type Execution, never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import { type Execution, never } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import { storableName } from "../names";
 import type { StepRecord, Wait } from "../store";
 import type { Duration, WaitForOptions, WaitForSignalOptions } from "../types";

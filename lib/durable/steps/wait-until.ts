@@ -1,7 +1,7 @@
 // What every waiting step shares (wait-steps.ts, poll-step.ts): a wait by the database clock that
 // is waited here when short and parks the run otherwise, and the span a wait runs in.
-import type { Execution } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { Execution } from "../engine/run/execution";
+import type { StepRecorder } from "../engine/run/step-recorder";
 import type { Wait } from "../store";
 import { pause } from "./pause";
 
@@ -25,7 +25,7 @@ export async function waitUntil(
 
 /**
  * A wait executed by this execution (not answered from its receipt) runs inside a
- * `durable.step` span (engine/tracing.ts): "completed" when it returns, "failed" when it throws,
+ * `durable.step` span (engine/run/tracing.ts): "completed" when it returns, "failed" when it throws,
  * or the stop's outcome ("suspended") when it parks the run.
  */
 export function traceWait<T>(

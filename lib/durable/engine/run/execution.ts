@@ -1,10 +1,10 @@
 import type { z } from "zod";
-import { startTimer, type Timer } from "../duration";
-import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "../errors";
-import { storableName } from "../names";
-import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../store";
-import type { StepKind, WaitingFor } from "../types";
-import type { ComposeSupport } from "./compose-support";
+import { startTimer, type Timer } from "../../duration";
+import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "../../errors";
+import { storableName } from "../../names";
+import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../../store";
+import type { StepKind, WaitingFor } from "../../types";
+import type { ComposeSupport } from "../compose-support";
 import { RunMetadata } from "./run-metadata";
 import { RunStreams } from "./run-streams";
 
@@ -77,10 +77,10 @@ export class Execution {
   /**
    * The errors this execution threw into the body from a failed receipt (recorded now or before):
    * a replay throws each again, so a body that throws one out has failed even while a sibling
-   * step suspended it (engine/advance.ts).
+   * step suspended it (engine/run/advance.ts).
    */
   private readonly recordedFailures = new WeakSet<object>();
-  /** The run's metadata and ctx.setMetadata's patches not yet written (engine/run-metadata.ts). */
+  /** The run's metadata and ctx.setMetadata's patches not yet written (engine/run/run-metadata.ts). */
   readonly metadata: RunMetadata;
   /** The callbacks this execution reached (`ctx.step.callback`), by callback id, with their schemas. */
   readonly callbacks = new Map<string, z.ZodType | undefined>();

@@ -7,8 +7,8 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import type { ClaimedRun } from "../store";
-import type { StepKind } from "../types";
+import type { ClaimedRun } from "../../store";
+import type { StepKind } from "../../types";
 import type { Execution, Stop } from "./execution";
 
 // OpenTelemetry spans and events of the engine (docs/guide/tracing.md, "Tracing"), through `@opentelemetry/api`

@@ -1,4 +1,4 @@
-import { toJsonText } from "../json";
+import { toJsonText } from "../../json";
 import {
   type Executor,
   type RecordResult,
@@ -6,8 +6,8 @@ import {
   recordStep,
   type StepOutcome,
   type StepRecord,
-} from "../store";
-import type { StoredError } from "../types";
+} from "../../store";
+import type { StoredError } from "../../types";
 import type { Execution } from "./execution";
 import { failpoint } from "./failpoints";
 import { type StepSpanEnd, type StepSpanInfo, TRACE_EVENTS, traceEvent, withStepSpan } from "./tracing";
@@ -15,7 +15,7 @@ import { type StepSpanEnd, type StepSpanInfo, TRACE_EVENTS, traceEvent, withStep
 /**
  * What every step kind shares: writing its outcome under the fence (and what a refused or failed
  * write means for the execution), answering from a receipt, the JSON round trip, and the span of
- * each executed attempt (engine/tracing.ts).
+ * each executed attempt (engine/run/tracing.ts).
  */
 export interface StepRecorder {
   /**
@@ -51,7 +51,7 @@ export interface StepRecorder {
    * Runs one executed attempt of a step (not one answered from its receipt) inside its
    * `durable.step` span; `end` names the outcome `fn` came to (null: the execution's stop cut it
    * short, and the stop names it). A refused write or an outcome conflict under it becomes an
-   * event of that span (engine/tracing.ts, docs/guide/tracing.md, "Tracing").
+   * event of that span (engine/run/tracing.ts, docs/guide/tracing.md, "Tracing").
    */
   traced<T>(step: StepSpanInfo, fn: () => Promise<T>, end: (value: T) => StepSpanEnd | null): Promise<T>;
   /** Notes a write of step `stepId` the fence refused (a receipt, a heartbeat) on the active span. */
@@ -191,7 +191,7 @@ async function writeOutcome(
   return result;
 }
 
-/** Notes a write the fence refused on the active span (engine/tracing.ts). */
+/** Notes a write the fence refused on the active span (engine/run/tracing.ts). */
 function noteFenceRejected(stepId: string, write: "receipt" | "heartbeat", reason: string): void {
   traceEvent(TRACE_EVENTS.fenceRejected, () => ({
     "durable.step_id": stepId,

@@ -1,7 +1,7 @@
-import { InvalidInputError, StepLeaseLostError } from "../errors";
-import { toJsonText } from "../json";
-import { appendStream, type DurableDb } from "../store";
-import type { StreamWriter } from "../types";
+import { InvalidInputError, StepLeaseLostError } from "../../errors";
+import { toJsonText } from "../../json";
+import { appendStream, type DurableDb } from "../../store";
+import type { StreamWriter } from "../../types";
 
 /** How long a written chunk may wait in the buffer for others to share its round trip. */
 export const STREAM_FLUSH_MS = 20;
