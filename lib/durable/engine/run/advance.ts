@@ -14,6 +14,7 @@ import {
   suspendRun,
 } from "../../store";
 import type { AnyWorkflow, WorkflowContext } from "../../types";
+import { buildStepHost } from "./build-step-host";
 import { Execution, type ExecutionSettings, PAST_RUN_DEADLINE, type Stop } from "./execution";
 import { failpoint } from "./failpoints";
 import { createStepRecorder, type StepRecorder } from "./step-recorder";
@@ -96,7 +97,7 @@ async function advance(
   const ctx: WorkflowContext = {
     runId: claim.run.id,
     input: claim.run.input,
-    step: createStepApi(exec, recorder, workflow.callbacks),
+    step: createStepApi(buildStepHost(exec, recorder), workflow.callbacks),
     abortSignal: exec.abort.signal,
     stream: (stepId) => exec.streams.writer(stepId),
     setMetadata: (patch) => exec.metadata.set(patch),

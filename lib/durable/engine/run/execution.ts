@@ -4,7 +4,9 @@ import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "
 import { storableName } from "../../names";
 import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../../store";
 import type { StepKind, WaitingFor } from "../../types";
+import { never } from "../../steps/never";
 import type { ComposeSupport } from "../compose-support";
+import type { Reached } from "./step-host";
 import { RunMetadata } from "./run-metadata";
 import { RunStreams } from "./run-streams";
 
@@ -60,8 +62,6 @@ export type StepMockLookup = (runId: string, stepId: string) => StepMock | undef
 /** The abandon reason of an execution whose run reached its deadline: the run is ended, not left. */
 export const PAST_RUN_DEADLINE = "the run passed its deadline";
 
-/** A promise that never settles: what a step returns once its run is suspended (docs/rules.md, rule 11b). */
-export const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
 /**
  * The state of one claimed run during one invocation: which steps this execution reached and in
@@ -220,9 +220,10 @@ export class Execution {
   /**
    * Marks `stepId` as reached by this execution: refuses a second use of the id (docs/rules.md,
    * rule 9), checks the kind against the ledger, and tells whether an earlier, lost execution may
-   * have run it (rule 7a: the run lost a claim and this execution has not yet written a receipt).
+   * have run it (rule 7a: the run lost a claim and this execution has not yet written a receipt),
+   * and which attempt an execution of it now would be.
    */
-  reach(stepId: string, kind: StepKind): { seq: number; recorded: StepRecord | undefined; isReclaim: boolean } {
+  reach(stepId: string, kind: StepKind): Reached {
     try {
       storableName(stepId, "step id");
     } catch (error) {
@@ -240,8 +241,11 @@ export class Execution {
         `step "${stepId}" replayed at position ${seq}, recorded at ${recorded.seq}: is the workflow deterministic?`,
       );
     }
-    const isReclaim = this.claim.run.lostClaims > 0 && !this.wroteReceipt;
-    return { seq, recorded, isReclaim };
+    const lostClaims = this.claim.run.lostClaims;
+    const isReclaim = lostClaims > 0 && !this.wroteReceipt;
+    // How many executions of the step may have happened before this one: never fewer (rule 7a).
+    const attempt = (recorded?.attempt ?? 0) + (isReclaim ? lostClaims : 0) + 1;
+    return { seq, recorded, isReclaim, attempt };
   }
 
   /** Whether the claim's ledger holds a row of `stepId` (any status), reached or not. */
@@ -252,11 +256,6 @@ export class Execution {
   /** Receipts of the ledger that this execution never reached (docs/rules.md, rule 13). */
   unreachedSteps(): string[] {
     return [...this.ledger.keys()].filter((id) => !this.reached.has(id));
-  }
-
-  /** How many executions of a step may have happened before this one (docs/rules.md, rule 7a: never fewer). */
-  priorAttempts(recorded: StepRecord | undefined, isReclaim: boolean): number {
-    return (recorded?.attempt ?? 0) + (isReclaim ? this.claim.run.lostClaims : 0);
   }
 
   /** Steps whose work is in flight now. */

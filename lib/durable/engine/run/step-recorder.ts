@@ -144,6 +144,10 @@ async function writeOutcome(
   tx?: Executor,
   onRefused?: () => void,
 ): Promise<Extract<RecordResult, { owned: true }> | null> {
+  // The chunks of the step's stream are stored before its receipt: a reader never sees a step
+  // done before its stream. A step that wrote none has nothing to wait for.
+  const ending = exec.streams.end(outcome.stepId);
+  if (ending) await ending;
   // Once the claim is known lost (a refused write or heartbeat, a cancel), write nothing more.
   const stop = exec.stopReason?.kind;
   if (stop === "lost" || stop === "abandon") return null;
