@@ -31,16 +31,16 @@ export {
   type WorkReport,
 } from "./engine/create-durable";
 export { defineWorkflow } from "./engine/define-workflow";
-export { type ChatTurnInput, type ChatTurnRequest, chatTurnId, chatTurnInput } from "./engine/chat-input";
+export { type ChatTurnInput, type ChatTurnRequest, chatTurnId, chatTurnInput } from "./ai/chat-input";
 export {
   type ChatTurnRecord,
   type ChatTurnStart,
   cancelChatTurn,
   readActiveChatTurn,
   startChatTurn,
-} from "./engine/chat-turns";
-export { loadChat } from "./engine/load-chat";
-export { TURN_END_PART, type TurnEnd, type TurnEndPart, turnEndOf, withTurnEnd } from "./turn-end";
+} from "./ai/chat-turns";
+export { loadChat } from "./ai/load-chat";
+export { TURN_END_PART, type TurnEnd, type TurnEndPart, turnEndOf, withTurnEnd } from "./ai/turn-end";
 export { MissingSecretError } from "./auth/secrets";
 export {
   CallbackNotFoundError,
@@ -64,9 +64,9 @@ export {
 export type { RunStatus, RunSummary, TickReport } from "./schemas";
 export type { StreamChunk } from "./store";
 export { externalKeyFor } from "./steps/external-key";
-export { TOOL_APPROVAL_SIGNAL } from "./steps/tool-approval";
-export { toolStep } from "./steps/tool-step";
-export { type TxToolDefinition, type TxToolOptions, txTool } from "./steps/tx-tool";
+export { TOOL_APPROVAL_SIGNAL } from "./ai/tool-approval";
+export { toolStep } from "./ai/tool-step";
+export { type TxToolDefinition, type TxToolOptions, txTool } from "./ai/tx-tool";
 export type {
   AgentToolCall,
   AgentToolResult,

@@ -16,6 +16,6 @@ export {
 } from "./react/types";
 export { useDurableRun } from "./react/use-durable-run";
 export { useDurableStream } from "./react/use-durable-stream";
-export { DurableChatTransport, type DurableChatTransportOptions } from "./react/durable-chat-transport";
+export { DurableChatTransport, type DurableChatTransportOptions } from "./ai/react/durable-chat-transport";
 // How a chat turn that did not complete ended (the part loadChat reads from the run, and Stop adds).
-export { TURN_END_PART, type TurnEnd, type TurnEndPart, turnEndOf, withTurnEnd } from "./turn-end";
+export { TURN_END_PART, type TurnEnd, type TurnEndPart, turnEndOf, withTurnEnd } from "./ai/turn-end";

@@ -7,7 +7,7 @@ import type { StepMock } from "./engine/run/execution";
 import { InvalidInputError, RunNotFoundError } from "./errors";
 import { storableName } from "./names";
 import type { RunStatus } from "./schemas";
-import { completeAiTextResult } from "./steps/ai-steps";
+import { completeAiTextResult } from "./ai/ai-steps";
 import { listOpenDescendants } from "./store";
 import type { AiObjectResult, AiTextResult, AnyWorkflow, Duration } from "./types";
 

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { mockTranscriptionModel } from "@/app/mock-providers/model";
 import { createDurable, type Durable, defineWorkflow, FatalStepError, type WorkflowContext } from "@/lib/durable";
 import { connect } from "@/lib/durable/drivers/connect";
-import { completeAiTextResult } from "@/lib/durable/steps/ai-steps";
+import { completeAiTextResult } from "@/lib/durable/ai/ai-steps";
 import { resetDurableTables } from "../helpers/databases";
 import { type MockModelServer, startMockModelServer } from "../helpers/mock-model-server";
 

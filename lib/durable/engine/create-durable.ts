@@ -24,7 +24,7 @@ import type { AnyWorkflow } from "../types";
 import { advanceById } from "./claim-and-advance";
 import { completeCallback } from "./callbacks";
 import { listRunCallbacks } from "./run-callbacks";
-import { listToolApprovals } from "./tool-approvals";
+import { listToolApprovals } from "../ai/tool-approvals";
 import { cancelById, compactNow, retryById } from "./control";
 import type { CancelOptions, Durable, DurableOptions, SignalInput } from "./durable-api";
 import { advanceClock, closeInstance, resolveInstance } from "./instance";

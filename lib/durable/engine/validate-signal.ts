@@ -1,6 +1,6 @@
 import { InvalidInputError } from "../errors";
 import type { z } from "zod";
-import { TOOL_APPROVAL_SIGNAL, toolApprovalSchema } from "../steps/tool-approval";
+import { TOOL_APPROVAL_SIGNAL, toolApprovalSchema } from "../ai/tool-approval";
 import type { AnyWorkflow, SignalSchemas } from "../types";
 
 /**

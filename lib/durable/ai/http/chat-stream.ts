@@ -1,8 +1,14 @@
-import type { Durable } from "../engine/create-durable";
-import { turnEndOfRun, uiChunkOf } from "../engine/load-chat";
-import { terminalStatuses } from "../schemas";
+import type { Durable } from "../../engine/create-durable";
+import { turnEndOfRun, uiChunkOf } from "../load-chat";
+import { terminalStatuses } from "../../schemas";
 import { TURN_END_PART, type TurnEnd } from "../turn-end";
-import { type EventFormat, type RunEventStreamOptions, runEventStream, SSE_HEADERS, type StreamRead } from "./sse";
+import {
+  type EventFormat,
+  type RunEventStreamOptions,
+  runEventStream,
+  SSE_HEADERS,
+  type StreamRead,
+} from "../../http/sse";
 
 // A chat turn's run stream as the AI SDK's UI message stream (docs/guide/chat.md, "The stream"):
 // the same polling as the run stream route (./sse.ts), in the format useChat reads: `data:

@@ -1,8 +1,8 @@
 import * as z from "zod";
 import type { Durable } from "../../engine/create-durable";
-import { cancelChatTurn, isTerminalTurn, readActiveChatTurn, startChatTurn } from "../../engine/chat-turns";
+import { cancelChatTurn, isTerminalTurn, readActiveChatTurn, startChatTurn } from "../chat-turns";
 import { isStorableName } from "../../names";
-import { chatEventStream, UI_STREAM_HEADERS } from "../chat-stream";
+import { chatEventStream, UI_STREAM_HEADERS } from "./chat-stream";
 import {
   CHAT_MAX_BODY_BYTES,
   type ChatContext,
@@ -10,9 +10,9 @@ import {
   type ChatRoutes,
   type ChatRoutesOptions,
 } from "./chat-types";
-import { parseJson, readBody, seqOf } from "./request-input";
-import { allowOnly, createRouteContext, HttpRefusal, json, type RouteContext } from "./route-context";
-import type { Handler } from "./types";
+import { parseJson, readBody, seqOf } from "../../http/routes/request-input";
+import { allowOnly, createRouteContext, HttpRefusal, json, type RouteContext } from "../../http/routes/route-context";
+import type { Handler } from "../../http/routes/types";
 
 // The chat routes (docs/guide/chat.md): POST starts a turn and answers its UI message stream;
 // GET resumes the chat's active turn; DELETE stops it. Over the same route context as the durable

@@ -16,7 +16,7 @@ import type {
   ToolApproval,
 } from "../types";
 import { type AgentTurn, turnBody } from "./agent-turn";
-import type { Body } from "./effect-steps";
+import type { Body } from "../steps/effect-steps";
 import { TOOL_APPROVAL_SIGNAL } from "./tool-approval";
 import { txToolOf } from "./tx-tool";
 

@@ -2,8 +2,8 @@
 // for the page that approves or denies them (docs/guide/agents.md, "Approvals").
 import { isStorableName } from "../names";
 import { type AgentStepRecord, listAgentSteps } from "../store";
-import type { PendingToolApproval } from "./durable-api";
-import { assertOpen, type DurableInstance } from "./instance";
+import type { PendingToolApproval } from "../engine/durable-api";
+import { assertOpen, type DurableInstance } from "../engine/instance";
 
 /** The most agent steps one read looks at: an agent with more is not one a page approves from. */
 const MAX_AGENT_STEPS = 1000;

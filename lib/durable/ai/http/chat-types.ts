@@ -1,5 +1,5 @@
 import type { AnyWorkflow } from "../../types";
-import type { DurableRoutesOptions, Handler, Methods } from "./types";
+import type { DurableRoutesOptions, Handler, Methods } from "../../http/routes/types";
 
 // The options and the shape of `createChatRoutes` (docs/guide/chat.md, "The routes").
 

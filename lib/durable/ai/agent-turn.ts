@@ -4,7 +4,7 @@ import type { StepRecorder } from "../engine/run/step-recorder";
 import type { AgentToolCall, AiAgentOptions, AiUsage } from "../types";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";
-import type { Body } from "./effect-steps";
+import type { Body } from "../steps/effect-steps";
 
 /**
  * What a turn of `ctx.step.ai.agent` stores (step `<id>/turn-<n>`): the model's answer and the

@@ -1,5 +1,5 @@
 import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } from "ai";
-import { SseParser } from "./sse-parser";
+import { SseParser } from "../../react/sse-parser";
 
 // The client half of the chat (docs/guide/chat.md, "The transport"): an AI SDK ChatTransport for
 // useChat over the chat routes. Types only from `ai`: this file is bundled for the browser.

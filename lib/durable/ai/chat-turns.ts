@@ -3,7 +3,7 @@ import { storableName } from "../names";
 import { type ChatTurnRecord, type DurableDb, readChatTurn, setChatTurn } from "../store";
 import type { AnyWorkflow } from "../types";
 import { type ChatTurnRequest, chatTurnId, parseChatTurnInput } from "./chat-input";
-import type { Durable } from "./durable-api";
+import type { Durable } from "../engine/durable-api";
 
 // A chat's turns (docs/guide/chat.md): a turn is a run of the app's chat workflow, started by id,
 // and the chat remembers which run is its active turn (durable_chats, migration 0009), so a page

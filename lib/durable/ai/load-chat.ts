@@ -1,10 +1,10 @@
 import type { UIMessage, UIMessageChunk } from "ai";
-import { loadAi } from "../steps/load-ai";
+import { loadAi } from "./load-ai";
 import type { StreamChunk } from "../store";
-import { TURN_END_PART, type TurnEnd, withTurnEnd } from "../turn-end";
+import { TURN_END_PART, type TurnEnd, withTurnEnd } from "./turn-end";
 import { chatTurnInput } from "./chat-input";
 import { isTerminalTurn, readActiveChatTurn } from "./chat-turns";
-import type { Durable } from "./durable-api";
+import type { Durable } from "../engine/durable-api";
 
 // What a chat page renders on load (docs/guide/chat.md, "Reload and resume"): the messages of
 // the chat's latest turn, and that turn's answer folded from its stream the way the client would

@@ -17,7 +17,7 @@ import type {
 import { type AgentParts, runAgent } from "./agent-step";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";
-import type { Body } from "./effect-steps";
+import type { Body } from "../steps/effect-steps";
 
 /** `execute` of steps/effect-steps.ts: runs a body as a step of a kind, with the effect-step rules. */
 type Execute = (id: string, kind: "ai", body: Body, options?: StepOptions) => Promise<any>;
