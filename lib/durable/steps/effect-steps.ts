@@ -10,10 +10,9 @@ import {
   StepTimeoutError,
 } from "../errors";
 import type { StepHost, StepMock } from "../engine/run/step-host";
-import { toJsonText } from "../json";
 import type { RecordResult, StepRecord } from "../store";
 import type { StepInfo, StepOptions } from "../types";
-import { type Body, type BodyResult, type EffectKind, Rollback } from "./effect-body";
+import { type Body, type BodyResult, type EffectKind, Rollback, resultJson } from "./effect-body";
 import { externalKeyFor } from "./external-key";
 import { never } from "./never";
 import { pause } from "./pause";
@@ -284,9 +283,4 @@ function runBody<T>(host: StepHost, id: string, fn: (s: StepInfo) => T | Promise
     await host.failpoint?.("run.after-body");
     return { json: resultJson(host, value, id) };
   };
-}
-
-/** The stored JSON text of a step's result (the size limit, jsonb-safe). */
-export function resultJson(host: StepHost, value: unknown, stepId: string): string {
-  return toJsonText(value, { limit: host.settings.maxResultBytes, stepId });
 }

@@ -3,7 +3,7 @@
 // parks the run with its poll count and deadline, and the claim that wakes it polls again.
 import type { StepHost } from "../engine/run/step-host";
 import { never } from "./never";
-import { resultJson } from "./effect-steps";
+import { resultJson } from "./effect-body";
 import { toBoundedMs } from "../duration";
 import { InvalidInputError, serializeError, StepTimeoutError } from "../errors";
 import type { StepRecord } from "../store";

@@ -9,7 +9,7 @@ import { InvalidInputError, ResultTooLargeError, StepLeaseLostError } from "../e
 import type { DurableDb, Executor } from "../store";
 import type { StepInfo, StepOptions } from "../types";
 import { type Body, type BodyResult, Rollback } from "./effect-body";
-import { resultJson } from "./effect-steps";
+import { resultJson } from "./effect-body";
 
 /**
  * Opens the transaction of a `tx` step and runs `work` in it: it commits when `work` resolves and

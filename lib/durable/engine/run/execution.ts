@@ -2,26 +2,15 @@ import type { z } from "zod";
 import { startTimer, type Timer } from "../../duration";
 import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "../../errors";
 import { storableName } from "../../names";
-import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../../store";
-import type { StepKind, WaitingFor } from "../../types";
+import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord } from "../../store";
+import type { StepKind } from "../../types";
 import { never } from "../../steps/never";
 import type { ComposeSupport } from "../compose-support";
-import type { Reached } from "./step-host";
 import { RunMetadata } from "./run-metadata";
 import { RunStreams } from "./run-streams";
+import type { Reached, StepMock, Stop } from "./step-host";
 
-/** Why an execution stops before its body returns. */
-export type Stop =
-  /** The next step does not fit in the budget: give the run back, due now. */
-  | { kind: "yield"; stepId: string }
-  /** The body waits (sleep, signal, poll, retry delay): park the run until the earliest wake. */
-  | { kind: "suspend"; waits: Wait[]; waitingFor: WaitingFor }
-  /** A mistake the body cannot recover from (a duplicate step id): fail the run now. */
-  | { kind: "fail"; error: unknown }
-  /** The fence moved on (a newer owner, a heal, a cancel): write nothing more. */
-  | { kind: "lost"; reason: string }
-  /** Past the invocation's deadline, or the database failed under a write: write nothing more. */
-  | { kind: "abandon"; reason: string };
+export type { StepMock, Stop };
 
 export interface ExecutionSettings {
   db: DurableDb;
@@ -49,19 +38,11 @@ export interface ExecutionSettings {
   compose?: ComposeSupport;
 }
 
-/**
- * What a mocked step attempt does instead of running its body: record `result` (after the same JSON
- * round trip as a real result), fail as if the body threw `error` (a string is an Error's message),
- * or fail with `StepTimeoutError` as the step's `timeout` would. Retries apply as configured.
- */
-export type StepMock = { result: unknown } | { error: Error | string } | { timeout: true };
-
 /** Finds the mock of a step of a run, if any. */
 export type StepMockLookup = (runId: string, stepId: string) => StepMock | undefined;
 
 /** The abandon reason of an execution whose run reached its deadline: the run is ended, not left. */
 export const PAST_RUN_DEADLINE = "the run passed its deadline";
-
 
 /**
  * The state of one claimed run during one invocation: which steps this execution reached and in

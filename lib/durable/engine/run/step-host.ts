@@ -3,14 +3,55 @@
 // one options object. Steps import this type and nothing else from engine/; every store write a
 // step makes goes through it. This file holds types only, so importing it closes no circle.
 import type { z } from "zod";
-import type { DurableDb, Executor, RecordResult, StepOutcome, StepRecord } from "../../store";
-import type { StepKind, StoredError, StreamWriter } from "../../types";
+import type { DurableDb, Executor, RecordResult, StepOutcome, StepRecord, Wait } from "../../store";
+import type { StepKind, StoredError, StreamWriter, WaitingFor } from "../../types";
 import type { ComposeSupport } from "../compose-support";
 import type { FailpointName } from "./failpoints";
-import type { Stop, StepMock } from "./execution";
-import type { StepSpanEnd, StepSpanInfo } from "./tracing";
 
-export type { StepMock, Stop, StepSpanEnd, StepSpanInfo };
+/** Why an execution stops before its body returns. */
+export type Stop =
+  /** The next step does not fit in the budget: give the run back, due now. */
+  | { kind: "yield"; stepId: string }
+  /** The body waits (sleep, signal, poll, retry delay): park the run until the earliest wake. */
+  | { kind: "suspend"; waits: Wait[]; waitingFor: WaitingFor }
+  /** A mistake the body cannot recover from (a duplicate step id): fail the run now. */
+  | { kind: "fail"; error: unknown }
+  /** The fence moved on (a newer owner, a heal, a cancel): write nothing more. */
+  | { kind: "lost"; reason: string }
+  /** Past the invocation's deadline, or the database failed under a write: write nothing more. */
+  | { kind: "abandon"; reason: string };
+
+/**
+ * What a mocked step attempt does instead of running its body: record `result` (after the same JSON
+ * round trip as a real result), fail as if the body threw `error` (a string is an Error's message),
+ * or fail with `StepTimeoutError` as the step's `timeout` would. Retries apply as configured.
+ */
+export type StepMock = { result: unknown } | { error: Error | string } | { timeout: true };
+
+/** What a `durable.step` span's attempt came to (`durable.outcome`). */
+export type StepSpanOutcome =
+  | "completed" // recorded (or held back to ride on the next write)
+  | "failed" // recorded as failed, or the step threw into the body
+  | "retry" // failed, recorded as waiting for its retry delay
+  | "suspended" // the run parked at this step (a wait, or while it ran)
+  | "yielded" // the run was given back while this step waited
+  | "lost" // the claim was lost: nothing more was written
+  | "abandoned" // past the deadline, or the database failed under a write
+  | "stopped"; // the run stopped for another step's mistake
+
+/** How a step's span ends: its outcome and, for a failure or a retry, the error. */
+export interface StepSpanEnd {
+  outcome: StepSpanOutcome;
+  error?: unknown;
+}
+
+/** The step a `durable.step` span is about. */
+export interface StepSpanInfo {
+  stepId: string;
+  kind: StepKind;
+  attempt: number;
+  isReclaim: boolean;
+}
 
 /** A step's place in this execution, as `reach` answers it. */
 export interface Reached {
@@ -37,7 +78,6 @@ export type Written = Extract<RecordResult, { owned: true }>;
  * give the run back); `never` (no invocation's budget could fit it); `stopping` (the execution is).
  */
 export type Room = "fits" | "later" | "never" | "stopping";
-
 
 /** The settings a step reads: data, the same for every step of the pass. */
 export interface StepSettings {
@@ -112,7 +152,12 @@ export interface StepHost {
    * Runs `work` inside its `durable.step` span (engine/run/tracing.ts); `end` names the outcome it
    * came to (null: the stop cut it short). `tracked`: in flight too, inside the span.
    */
-  trace<T>(step: StepSpanInfo, work: () => Promise<T>, end: (value: T) => StepSpanEnd | null, tracked?: boolean): Promise<T>;
+  trace<T>(
+    step: StepSpanInfo,
+    work: () => Promise<T>,
+    end: (value: T) => StepSpanEnd | null,
+    tracked?: boolean,
+  ): Promise<T>;
   /**
    * One executed attempt of an effect step: in flight, in its span, and (but for `tx`) with its
    * stream open for `ctx.stream`; the stream's chunks are stored before its receipt.
