@@ -1,6 +1,7 @@
-import type { StepHost } from "../engine/run/step-host";
 import type { ModelMessage, ToolSet } from "ai";
+import type { StepHost } from "../engine/run/step-host";
 import { InvalidInputError } from "../errors";
+import type { Body } from "../steps/effect-steps";
 import type {
   AgentToolCall,
   AgentToolResult,
@@ -15,7 +16,6 @@ import type {
   ToolApproval,
 } from "../types";
 import { type AgentTurn, turnBody } from "./agent-turn";
-import type { Body } from "../steps/effect-steps";
 import { TOOL_APPROVAL_SIGNAL } from "./tool-approval";
 import { txToolOf } from "./tx-tool";
 

@@ -1,10 +1,10 @@
+import type { LanguageModelUsage, ModelMessage, ToolSet } from "ai";
 import type { StepHost } from "../engine/run/step-host";
 import { resultJson } from "../steps/effect-body";
-import type { LanguageModelUsage, ModelMessage, ToolSet } from "ai";
+import type { Body } from "../steps/effect-steps";
 import type { AgentToolCall, AiAgentOptions, AiUsage } from "../types";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";
-import type { Body } from "../steps/effect-steps";
 
 /**
  * What a turn of `ctx.step.ai.agent` stores (step `<id>/turn-<n>`): the model's answer and the

@@ -1,8 +1,9 @@
-import type { StepHost } from "../engine/run/step-host";
-import { resultJson } from "../steps/effect-body";
 import type { FinishReason, GenerateTextResult, LanguageModelUsage, ToolSet } from "ai";
 import type { z } from "zod";
+import type { StepHost } from "../engine/run/step-host";
 import { InvalidInputError } from "../errors";
+import { resultJson } from "../steps/effect-body";
+import type { Body } from "../steps/effect-steps";
 import type {
   AiAgentOptions,
   AiGenerateObjectOptions,
@@ -17,7 +18,6 @@ import type {
 import { type AgentParts, runAgent } from "./agent-step";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";
-import type { Body } from "../steps/effect-steps";
 
 /** `execute` of steps/effect-steps.ts: runs a body as a step of a kind, with the effect-step rules. */
 type Execute = (id: string, kind: "ai", body: Body, options?: StepOptions) => Promise<any>;

@@ -1,13 +1,13 @@
-import type { StepHost } from "../engine/run/step-host";
-import { never } from "./never";
 import type * as z from "zod";
 import { newCallbackId } from "../auth/callback-token";
 import { toBoundedMs } from "../duration";
+import type { StepHost } from "../engine/run/step-host";
 import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
 import type { CallbackHandle, CallbackOptions, CallbackSchemas } from "../types";
 import { deliveryCheckOf } from "./callback-schema";
 import { composeOf } from "./child-steps";
+import { never } from "./never";
 import { ownCallbackId, race } from "./race-step";
 
 /**

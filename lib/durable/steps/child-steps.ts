@@ -1,11 +1,11 @@
-import type { StepHost } from "../engine/run/step-host";
-import { never } from "./never";
 import { createHash } from "node:crypto";
 import { toBoundedMs } from "../duration";
+import type { StepHost } from "../engine/run/step-host";
 import { ChildRunFailedError, RunStateConflictError, StepTimeoutError } from "../errors";
 import { MAX_NAME_LENGTH } from "../names";
 import type { ChildNotStarted, StepRecord } from "../store";
 import type { AnyWorkflow, ChildRun, InvokeOptions, RunOutcome, StoredError } from "../types";
+import { never } from "./never";
 import { traceWait } from "./wait-until";
 
 /**

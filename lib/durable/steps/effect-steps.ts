@@ -1,5 +1,6 @@
 import type { Transaction } from "kysely";
 import { MAX_TIMER_MS, startTimer, toBoundedMs } from "../duration";
+import type { StepHost, StepMock } from "../engine/run/step-host";
 import {
   FatalStepError,
   InvalidInputError,
@@ -9,7 +10,6 @@ import {
   StepNotReplaySafeError,
   StepTimeoutError,
 } from "../errors";
-import type { StepHost, StepMock } from "../engine/run/step-host";
 import type { RecordResult, StepRecord } from "../store";
 import type { StepInfo, StepOptions } from "../types";
 import { type Body, type BodyResult, type EffectKind, Rollback, resultJson } from "./effect-body";

@@ -1,13 +1,13 @@
 // `ctx.step.waitFor`: polls `poll()` until `ready(value)`, every `every` (growing by
 // `pollBackoff`), until `timeout` from the first call. Short delays are waited here; a longer one
 // parks the run with its poll count and deadline, and the claim that wakes it polls again.
-import type { StepHost } from "../engine/run/step-host";
-import { never } from "./never";
-import { resultJson } from "./effect-body";
 import { toBoundedMs } from "../duration";
+import type { StepHost } from "../engine/run/step-host";
 import { InvalidInputError, serializeError, StepTimeoutError } from "../errors";
 import type { StepRecord } from "../store";
 import type { WaitForOptions } from "../types";
+import { resultJson } from "./effect-body";
+import { never } from "./never";
 import { pause } from "./pause";
 import { traceWait, waitUntil } from "./wait-until";
 

@@ -1,10 +1,10 @@
-import type { StepHost } from "../engine/run/step-host";
-import { never } from "./never";
 import { toBoundedMs, toInstant } from "../duration";
+import type { StepHost } from "../engine/run/step-host";
 import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
 import type { Wait } from "../store";
 import type { CallbackHandle, RaceBranch } from "../types";
+import { never } from "./never";
 import { traceWait } from "./wait-until";
 
 /** A race's branches as the suspension writes them. */

@@ -1,6 +1,6 @@
+import { createAiSteps } from "../ai/ai-steps";
 import type { StepHost } from "../engine/run/step-host";
 import type { CallbackSchemas, StepApi } from "../types";
-import { createAiSteps } from "../ai/ai-steps";
 import { createCallbackSteps } from "./callback-steps";
 import { createChildSteps } from "./child-steps";
 import { createEffectSteps } from "./effect-steps";

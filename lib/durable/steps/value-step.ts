@@ -1,6 +1,6 @@
 import type { StepHost } from "../engine/run/step-host";
-import { never } from "./never";
 import { resultJson } from "./effect-body";
+import { never } from "./never";
 
 /**
  * `value`: journals a nondeterministic value (a uuid, the time, a random number) once. Its receipt

@@ -1,9 +1,9 @@
-import type { StepHost } from "../engine/run/step-host";
-import { never } from "./never";
 import { toBoundedMs, toInstant } from "../duration";
+import type { StepHost } from "../engine/run/step-host";
 import { storableName } from "../names";
 import type { StepRecord, Wait } from "../store";
 import type { Duration, WaitForOptions, WaitForSignalOptions } from "../types";
+import { never } from "./never";
 import { pause } from "./pause";
 import { waitFor } from "./poll-step";
 import { traceWait, waitUntil } from "./wait-until";
