@@ -12,7 +12,7 @@ import type { StepKind, StoredError } from "../../types";
 import { type Execution, PAST_RUN_DEADLINE, type Stop } from "./execution";
 import { failpoint, failpointArmed } from "./failpoints";
 import type { StepHost, StepSettings, TxOpener, Written } from "./step-host";
-import { reviveError, type StepRecorder } from "./step-recorder";
+import type { StepRecorder } from "./step-recorder";
 import { type StepSpanEnd, type StepSpanInfo, withStepSpan } from "./tracing";
 
 /**
@@ -88,7 +88,7 @@ class ExecutionHost implements StepHost {
   }
 
   revive(error: StoredError | null): Error {
-    return this.exec.noteRecordedFailure(reviveError(error));
+    return this.recorder.revive(error);
   }
 
   noteRecordedFailure<E extends Error>(error: E): E {
