@@ -5,7 +5,7 @@ import "./ai/wing";
 import type { z } from "zod";
 import { type AnyKysely, connect } from "./drivers/connect";
 import { createDurable, type Durable, type DurableOptions } from "./engine/create-durable";
-import type { StepMock } from "./engine/execution";
+import type { StepMock } from "./engine/run/execution";
 import { InvalidInputError, RunNotFoundError } from "./errors";
 import { storableName } from "./names";
 import type { RunStatus } from "./schemas";

@@ -13,8 +13,8 @@ import {
   type ReadableSpan,
   type SpanExporter,
 } from "@opentelemetry/sdk-trace-base";
-import type { Execution } from "../../lib/durable/engine/execution";
-import { withInvocationSpan, withRunSpan, withStepSpan } from "../../lib/durable/engine/tracing";
+import type { Execution } from "../../lib/durable/engine/run/execution";
+import { withInvocationSpan, withRunSpan, withStepSpan } from "../../lib/durable/engine/run/tracing";
 import type { ClaimedRun } from "../../lib/durable/store";
 import { percentile } from "./report";
 import { type Drain, drainOnPGlite, drainOnServer, STEPS_PER_RUN } from "./throughput";

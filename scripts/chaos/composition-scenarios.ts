@@ -1,6 +1,6 @@
 // Chaos scenario 11 (docs/invariants.md): parents and children under a nemesis.
 import { sql, type Kysely } from "kysely";
-import type { FailpointName } from "../../lib/durable/engine/failpoints";
+import type { FailpointName } from "../../lib/durable/engine/run/failpoints";
 import { createDurable } from "../../lib/durable";
 import { drain } from "./drain";
 import { createChaosDatabase } from "./harness-db";

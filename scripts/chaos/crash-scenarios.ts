@@ -1,7 +1,7 @@
 // Chaos scenarios 1–5 (docs/invariants.md): workers killed at every failpoint, killed and frozen by a
 // nemesis, and frozen inside a transaction.
 import { sql } from "kysely";
-import type { FailpointName } from "../../lib/durable/engine/failpoints";
+import type { FailpointName } from "../../lib/durable/engine/run/failpoints";
 import { drain } from "./drain";
 import { createChaosDatabase } from "./harness-db";
 import { seeded } from "./random";

@@ -8,7 +8,7 @@
 // loops, budgets of WORKER_BUDGET_MS) instead of ticks, for IDLE_EXIT_MS in all. It prints READY as
 // it starts ticking (or working).
 import pg from "pg";
-import { armFailpoint, type FailpointName } from "../../lib/durable/engine/failpoints";
+import { armFailpoint, type FailpointName } from "../../lib/durable/engine/run/failpoints";
 import { connect, createDurable } from "../../lib/durable";
 import { createDurableRoutes } from "../../lib/durable/next";
 import { attachSink, chaosWorkflows } from "./workflow";

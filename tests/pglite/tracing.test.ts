@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { z } from "zod";
 import { createDurable, defineWorkflow, type Durable } from "@/lib/durable";
 import { connect } from "@/lib/durable/drivers/connect";
-import { TRACER_NAME, TRACER_VERSION } from "@/lib/durable/engine/tracing";
+import { TRACER_NAME, TRACER_VERSION } from "@/lib/durable/engine/run/tracing";
 import { claimDueRun } from "@/lib/durable/store";
 import { resetDurableTables } from "../helpers/databases";
 import { until } from "../helpers/until";

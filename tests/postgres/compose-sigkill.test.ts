@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, createDurable, type Durable } from "@/lib/durable";
-import type { FailpointName } from "@/lib/durable/engine/failpoints";
+import type { FailpointName } from "@/lib/durable/engine/run/failpoints";
 import { createTestDatabase } from "../helpers/databases";
 import { composables, effects, invokeParent, raceParent } from "./fixtures/composable";
 

@@ -1,5 +1,6 @@
 // scripts/check-layout.ts (part of `npm run lint`) must fail when lib/durable/react imports a file
-// of the rest of the toolkit for more than its types, and pass type-only imports and its own files.
+// of the rest of the toolkit for more than its types, or lib/durable/steps a file of engine/ or
+// store/; and pass type-only imports and a folder's own files.
 // Each case runs it on a throwaway git tree.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -46,5 +47,31 @@ describe("check-layout, react/", () => {
     for (const file of ["a", "b", "c"]) {
       expect(output).toContain(`lib/durable/react/${file}.ts: imports lib/durable/schemas.ts for more than types`);
     }
+  });
+});
+
+describe("check-layout, steps/", () => {
+  beforeEach(() => {
+    write("lib/durable/engine/run/step-host.ts", "export interface StepHost { now(): Date }\n");
+    write("lib/durable/engine/wings.ts", "export const wings = new Map();\n");
+    write("lib/durable/store/index.ts", "export const recordStep = () => 1;\nexport type StepRecord = { id: string };\n");
+  });
+
+  it("passes a step that imports the StepHost and store types only", () => {
+    write(
+      "lib/durable/steps/s.ts",
+      'import type { StepHost } from "../engine/run/step-host";\nimport type { StepRecord } from "../store";\n' +
+        "export const s = (host: StepHost, r: StepRecord) => [host.now(), r];\n",
+    );
+    expect(check()).toMatchObject({ status: 0 });
+  });
+
+  it("fails a step that takes a value from the engine or a store function: its writes go through the host", () => {
+    write("lib/durable/steps/a.ts", 'import { wings } from "../engine/wings";\nexport const a = wings;\n');
+    write("lib/durable/steps/b.ts", 'import { recordStep } from "../store";\nexport const b = recordStep;\n');
+    const { status, output } = check();
+    expect(status).toBe(1);
+    expect(output).toContain("lib/durable/steps/a.ts: imports lib/durable/engine/wings.ts for more than types");
+    expect(output).toContain("lib/durable/steps/b.ts: imports lib/durable/store/index.ts for more than types");
   });
 });

@@ -37,14 +37,19 @@ const DIRECTIONS: Case[] = [
   ["engine/a.ts", "../cli/init", "engine/ never imports"],
   ["engine/a.ts", "../index", "engine/ never imports"],
   ["engine/run/a.ts", "../../http/routes/tick", "engine/ never imports"],
-  ["engine/a.ts", "../steps/effect-steps", "engine/ reaches the steps"],
+  ["engine/a.ts", "../steps/retry-policy", "engine/ reaches the steps"],
+  ["engine/a.ts", "../steps/effect-steps", null],
   ["engine/a.ts", "../steps/step-api", null],
+  ["engine/run/a.ts", "../../steps/wait-steps", "engine/ reaches the steps"],
   ["engine/a.ts", "../drivers/embedded", "engine/ uses drivers/connect.ts"],
   ["engine/a.ts", "../drivers/connect", null],
   ["engine/a.ts", "../store", null],
   ["engine/a.ts", "../auth/secrets", null],
   ["steps/a.ts", "../engine/advance", "steps/ reach the engine"],
-  ["steps/a.ts", "../engine/execution", null],
+  ["steps/a.ts", "../engine/run/execution", "steps/ reach the engine"],
+  ["steps/a.ts", "../engine/run/step-recorder", "steps/ reach the engine"],
+  ["steps/a.ts", "../engine/run/step-host", null],
+  ["steps/a.ts", "../engine/wings", null],
   ["steps/a.ts", "../http/sse", "steps/ never import"],
   ["steps/a.ts", "../drivers/connect", "steps/ never import"],
   ["steps/a.ts", "../testing", "steps/ never import"],
@@ -61,15 +66,22 @@ const DIRECTIONS: Case[] = [
   ["cli/a.ts", "../errors", "cli/ runs in a terminal"],
   ["cli/migrate.ts", "../index", null],
   ["cli/migrate.ts", "../errors", "cli/ runs in a terminal"],
-  ["types.ts", "./errors", "types.ts, schemas.ts, text.ts and turn-end.ts"],
-  ["turn-end.ts", "./text", "types.ts, schemas.ts, text.ts and turn-end.ts"],
+  ["types.ts", "./errors", "types.ts, schemas.ts and text.ts"],
+  ["text.ts", "./names", "types.ts, schemas.ts and text.ts"],
   ["names.ts", "./json", "errors.ts, duration.ts, json.ts and names.ts"],
   ["names.ts", "./text", null],
   ["next.ts", "./index", "An entry point never imports another"],
   ["next.ts", "./http/routes/create-durable-routes", null],
-  ["react.ts", "./engine/create-durable", "react.ts, the client entry"],
+  ["react.ts", "./engine/create-durable", "react.ts and ai-react.ts, the client entries"],
   ["react.ts", "./react/run-poller", null],
-  ["react.ts", "./turn-end", null],
+  ["react.ts", "./ai/turn-end", null],
+  ["ai-react.ts", "./ai/chat-turns", "react.ts and ai-react.ts, the client entries"],
+  ["ai-react.ts", "./ai/react/durable-chat-transport", null],
+  ["ai.ts", "./index", "An entry point never imports another"],
+  ["ai/a.ts", "../drivers/connect", "ai/ builds on the core"],
+  ["ai/http/a.ts", "../../index", "ai/ builds on the core"],
+  ["ai/a.ts", "../engine/wings", null],
+  ["ai/http/a.ts", "../../http/sse", null],
 ];
 
 // The AI wing, lib/durable/ai/: the core knows it only by what it registers.
@@ -80,18 +92,18 @@ const AI_WING: Case[] = [
   ["react/b.ts", "../ai/chat", "Only ai/ and the entry points import ai/"],
   ["store/b.ts", "../ai/agent", "store/ imports only"],
   ["auth/b.ts", "../ai", "auth/ imports only"],
-  ["types.ts", "./ai/agent", "types.ts, schemas.ts, text.ts and turn-end.ts"],
+  ["types.ts", "./ai/agent", "types.ts, schemas.ts and text.ts"],
   ["index.ts", "./ai/agent", null],
-  ["react.ts", "./ai/client", null],
+  ["react.ts", "./ai/react/durable-chat-transport", null],
 ];
 
 // Every folder or group of top-level files with a directions override of its own: an override
 // replaces the rule's options, so each must carry the ban on kysely's sql again.
 const SQL_IMPORTS: Case[] = [
-  ...["engine", "engine/run", "steps", "http", "http/routes", "drivers", "auth", "react", "cli"].map(
+  ...["engine", "engine/run", "steps", "ai", "ai/http", "http", "http/routes", "drivers", "auth", "react", "cli"].map(
     (folder): Case => [`${folder}/sql.ts`, "kysely", "Only lib/durable/store/ writes SQL"],
   ),
-  ...["cli/migrate.ts", "schemas.ts", "duration.ts", "testing.ts", "react.ts"].map(
+  ...["cli/migrate.ts", "schemas.ts", "duration.ts", "testing.ts", "react.ts", "ai.ts", "ai-react.ts"].map(
     (file): Case => [file, "kysely", "Only lib/durable/store/ writes SQL"],
   ),
   ["store/sql.ts", "kysely", null],

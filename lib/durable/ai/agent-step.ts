@@ -1,6 +1,5 @@
 import type { ModelMessage, ToolSet } from "ai";
-import type { Execution } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { StepHost } from "../engine/run/step-host";
 import type { StepParts } from "../engine/wings";
 import { InvalidInputError } from "../errors";
 import type { AiUsage, StepInfo } from "../types";
@@ -30,8 +29,7 @@ export type AgentParts = StepParts;
  * `tool-approval` first, with nothing running (docs/guide/agents.md).
  */
 export async function runAgent(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   parts: AgentParts,
   id: string,
   options: AiAgentOptions,
@@ -51,7 +49,7 @@ export async function runAgent(
   const calledBefore = new Set<string>();
   for (let n = 1; ; n++) {
     const turnId = `${id}/turn-${n}`;
-    const body = turnBody(exec, recorder, {
+    const body = turnBody(host, {
       stepId: turnId,
       partPrefix: `${n}-`,
       settings,
@@ -63,9 +61,9 @@ export async function runAgent(
     const turn: AgentTurn = await parts.execute(turnId, "ai", body, options.turnOptions);
     conversation.push(...turn.messages);
     added.push(...turn.messages);
-    const stepIds = new Map(turn.toolCalls.map((c) => [c.toolCallId, toolStepId(exec, id, turnId, c, calledBefore)]));
+    const stepIds = new Map(turn.toolCalls.map((c) => [c.toolCallId, toolStepId(host, id, turnId, c, calledBefore)]));
     for (const c of turn.toolCalls) calledBefore.add(c.toolCallId);
-    const toolResults = await answerCalls(exec, parts, stepIds, turnId, turn, tools as ToolSet, conversation, options);
+    const toolResults = await answerCalls(host, parts, stepIds, turnId, turn, tools as ToolSet, conversation, options);
     unshown = stream
       ? toolResults.filter((r) => !("denied" in r) && txToolOf(toolNamed(tools, r.toolName))).map(outputChunk)
       : [];
@@ -99,7 +97,7 @@ function startingMessages(id: string, prompt: AiAgentOptions["prompt"], messages
  * then the approved calls run and the denied ones are answered as denied.
  */
 async function answerCalls(
-  exec: Execution,
+  host: StepHost,
   parts: AgentParts,
   stepIds: Map<string, string>,
   turnId: string,
@@ -111,7 +109,7 @@ async function answerCalls(
   const results = new Map<string, AgentToolResult>();
   const waiting = new Set(turn.approvals);
   const call = (c: AgentToolCall, approval?: ToolApproval) =>
-    answerCall(exec, parts, stepIds.get(c.toolCallId)!, c, tools, conversation, options, approval).then(
+    answerCall(host, parts, stepIds.get(c.toolCallId)!, c, tools, conversation, options, approval).then(
       (r) => void results.set(c.toolCallId, r),
     );
   await Promise.all(turn.toolCalls.filter((c) => !waiting.has(c.toolCallId)).map((c) => call(c)));
@@ -152,15 +150,15 @@ async function collectApprovals(parts: AgentParts, turnId: string, waiting: Set<
  * the old id answers the first turn that made the call, when the ledger holds it (docs/rules.md,
  * rule 13).
  */
-function toolStepId(exec: Execution, id: string, turnId: string, call: AgentToolCall, calledBefore: Set<string>) {
+function toolStepId(host: StepHost, id: string, turnId: string, call: AgentToolCall, calledBefore: Set<string>) {
   const earlier = `${id}/tool-${call.toolCallId}`;
-  if (!calledBefore.has(call.toolCallId) && exec.inLedger(earlier)) return earlier;
+  if (!calledBefore.has(call.toolCallId) && host.inLedger(earlier)) return earlier;
   return `${turnId}/tool-${call.toolCallId}`;
 }
 
 /** One call's answer, a step of its own: the tool's output, its error, or the denial. */
 async function answerCall(
-  exec: Execution,
+  host: StepHost,
   parts: AgentParts,
   stepId: string,
   call: AgentToolCall,
@@ -199,7 +197,7 @@ async function answerCall(
       );
     } catch (error) {
       // Failed after its retries, its write rolled back: the model is told the error, as for any tool.
-      if (!exec.isRecordedFailure(error)) throw error;
+      if (!host.isRecordedFailure(error)) throw error;
       return { ...base, error: error instanceof Error ? error.message : String(error) };
     }
   }

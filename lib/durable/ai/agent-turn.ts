@@ -1,11 +1,11 @@
 import type { LanguageModelUsage, ModelMessage, ToolSet } from "ai";
-import type { Execution } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { StepHost } from "../engine/run/step-host";
+import { resultJson } from "../steps/effect-body";
+import type { Body } from "../steps/effect-steps";
 import type { AiUsage } from "../types";
 import type { AgentToolCall, AiAgentOptions } from "./types";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";
-import type { Body } from "../steps/effect-steps";
 
 /**
  * What a turn of `ctx.step.ai.agent` stores (step `<id>/turn-<n>`): the model's answer and the
@@ -45,7 +45,7 @@ export interface TurnRequest {
  * step, so the SDK runs no tool; each call the model asks for becomes a step of its own
  * (agent-step.ts). Whether a call needs approval is decided here, once, and stored.
  */
-export function turnBody(exec: Execution, recorder: StepRecorder, request: TurnRequest): Body {
+export function turnBody(host: StepHost, request: TurnRequest): Body {
   return async (s) => {
     const ai = await loadAi();
     const call = {
@@ -56,20 +56,20 @@ export function turnBody(exec: Execution, recorder: StepRecorder, request: TurnR
       abortSignal: s.abortSignal,
     };
     const answer = request.stream
-      ? await streamedTurn(ai, exec, request, call, s.abortSignal)
+      ? await streamedTurn(ai, host, request, call, s.abortSignal)
       : await plainTurn(ai, call);
     const approvals: string[] = [];
     for (const toolCall of answer.toolCalls) {
       if (toolCall.error === undefined && (await needsApproval(request, toolCall))) approvals.push(toolCall.toolCallId);
     }
     if (request.stream && answer.finishStep) {
-      const out = exec.streams.writer(request.stepId);
+      const out = host.stream(request.stepId);
       for (const toolCallId of approvals)
         out.write({ type: "tool-approval-request", approvalId: toolCallId, toolCallId });
       out.write(answer.finishStep);
     }
     const { finishStep: _finishStep, ...turn } = answer;
-    return { json: recorder.json({ ...turn, approvals } satisfies AgentTurn, request.stepId) };
+    return { json: resultJson(host, { ...turn, approvals } satisfies AgentTurn, request.stepId) };
   };
 }
 
@@ -95,12 +95,12 @@ async function plainTurn(ai: Ai, call: Record<string, unknown>): Promise<Answer>
  */
 async function streamedTurn(
   ai: Ai,
-  exec: Execution,
+  host: StepHost,
   request: TurnRequest,
   call: Record<string, unknown>,
   abortSignal: AbortSignal,
 ): Promise<Answer> {
-  const out = exec.streams.writer(request.stepId);
+  const out = host.stream(request.stepId);
   for (const chunk of request.leadingChunks) out.write(chunk);
   let failure: unknown;
   const result = ai.streamText({ ...call, onError: () => {} } as unknown as Parameters<Ai["streamText"]>[0]);

@@ -1,9 +1,10 @@
 import type { FinishReason, GenerateTextResult, LanguageModelUsage, ToolSet } from "ai";
 import type { z } from "zod";
-import type { Execution } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { StepHost } from "../engine/run/step-host";
 import type { AfterFlush } from "../engine/wings";
 import { InvalidInputError } from "../errors";
+import { resultJson } from "../steps/effect-body";
+import type { Body } from "../steps/effect-steps";
 import type { StepOptions } from "../types";
 import type {
   AiAgentOptions,
@@ -18,7 +19,6 @@ import type {
 import { type AgentParts, runAgent } from "./agent-step";
 import { compact, usageOf } from "./ai-usage";
 import { loadAi } from "./load-ai";
-import type { Body } from "../steps/effect-steps";
 
 /** `execute` of steps/effect-steps.ts: runs a body as a step of a kind, with the effect-step rules. */
 type Execute = (id: string, kind: "ai", body: Body, options?: StepOptions) => Promise<any>;
@@ -41,23 +41,23 @@ export function completeAiTextResult(partial: Partial<AiTextResult> = {}): AiTex
  * lease, timeout, heartbeat, reclaims). A receipt stores what a replay needs, never the SDK's object
  * (docs/model.md, "Run streams", for what `streamText` appends).
  */
-export function createAiSteps(exec: Execution, recorder: StepRecorder, parts: AgentParts, afterFlush: AfterFlush) {
+export function createAiSteps(host: StepHost, parts: AgentParts, afterFlush: AfterFlush) {
   const { execute } = parts;
   const generateText = (id: string, options: AiGenerateTextOptions, stepOptions?: StepOptions) =>
-    execute(id, "ai", generateTextBody(recorder, id, options), stepOptions) as Promise<AiTextResult>;
+    execute(id, "ai", generateTextBody(host, id, options), stepOptions) as Promise<AiTextResult>;
   const steps = {
     generateText: afterFlush(generateText),
     generateObject: afterFlush(
       <TSchema extends z.ZodType>(id: string, options: AiGenerateObjectOptions<TSchema>, stepOptions?: StepOptions) =>
-        generateObject(recorder, execute, id, options, stepOptions),
+        generateObject(host, execute, id, options, stepOptions),
     ) as AiSteps["generateObject"],
     streamText: afterFlush(
       (id: string, options: Parameters<AiSteps["streamText"]>[1], stepOptions?: StepOptions) =>
-        execute(id, "ai", streamTextBody(exec, recorder, id, options), stepOptions) as Promise<AiTextResult>,
+        execute(id, "ai", streamTextBody(host, id, options), stepOptions) as Promise<AiTextResult>,
     ),
     transcribe: afterFlush(
       (id: string, options: Parameters<AiSteps["transcribe"]>[1], stepOptions?: StepOptions) =>
-        execute(id, "ai", transcribeBody(recorder, id, options), stepOptions) as Promise<AiTranscriptionResult>,
+        execute(id, "ai", transcribeBody(host, id, options), stepOptions) as Promise<AiTranscriptionResult>,
     ),
   };
   const map = <TItem>(
@@ -67,24 +67,24 @@ export function createAiSteps(exec: Execution, recorder: StepRecorder, parts: Ag
     mapOptions?: AiMapOptions,
   ) => mapItems(steps.generateText, id, items, options, mapOptions);
   // Not flushed-after itself: each of its turns and tool calls is (the parts are).
-  const agent = (id: string, options: AiAgentOptions) => runAgent(exec, recorder, parts, id, options);
+  const agent = (id: string, options: AiAgentOptions) => runAgent(host, parts, id, options);
   return { ...steps, map, agent } satisfies AiSteps;
 }
 
 /** The body of `generateText`: one call, its result stored as a replay answers it. */
-function generateTextBody(recorder: StepRecorder, id: string, options: AiGenerateTextOptions): Body {
+function generateTextBody(host: StepHost, id: string, options: AiGenerateTextOptions): Body {
   return async (s) => {
     const ai = await loadAi();
     const result = await ai.generateText({ ...options, abortSignal: s.abortSignal } as Parameters<
       typeof ai.generateText
     >[0]);
-    return { json: recorder.json(textResult(result), id) };
+    return { json: resultJson(host, textResult(result), id) };
   };
 }
 
 /** `generateObject`: a text call with an object output, the stored object checked by the schema. */
 async function generateObject<TSchema extends z.ZodType>(
-  recorder: StepRecorder,
+  host: StepHost,
   execute: Execute,
   id: string,
   options: AiGenerateObjectOptions<TSchema>,
@@ -102,7 +102,7 @@ async function generateObject<TSchema extends z.ZodType>(
         abortSignal: s.abortSignal,
       } as Parameters<typeof ai.generateText>[0]);
       const { text: _text, ...rest } = textResult(result);
-      return { json: recorder.json({ object: result.output, ...rest }, id) };
+      return { json: resultJson(host, { object: result.output, ...rest }, id) };
     },
     stepOptions,
   );
@@ -120,15 +120,10 @@ async function generateObject<TSchema extends z.ZodType>(
 }
 
 /** The body of `streamText`: the text deltas go to the run's stream as they come, the whole is stored. */
-function streamTextBody(
-  exec: Execution,
-  recorder: StepRecorder,
-  id: string,
-  options: Parameters<AiSteps["streamText"]>[1],
-): Body {
+function streamTextBody(host: StepHost, id: string, options: Parameters<AiSteps["streamText"]>[1]): Body {
   return async (s) => {
     const ai = await loadAi();
-    const out = exec.streams.writer(id);
+    const out = host.stream(id);
     const result = ai.streamText({
       // The error is thrown below, into the step: the SDK need not log it too.
       onError: () => {},
@@ -167,12 +162,12 @@ function streamTextBody(
       response: compact(response),
       ...(reasoning.length > 0 ? { reasoningText: reasoning } : {}),
     };
-    return { json: recorder.json(stored, id) };
+    return { json: resultJson(host, stored, id) };
   };
 }
 
 /** The body of `transcribe`: the transcript and its segments, stored. */
-function transcribeBody(recorder: StepRecorder, id: string, options: Parameters<AiSteps["transcribe"]>[1]): Body {
+function transcribeBody(host: StepHost, id: string, options: Parameters<AiSteps["transcribe"]>[1]): Body {
   return async (s) => {
     const ai = await loadAi();
     const result = await ai.experimental_transcribe({ ...options, abortSignal: s.abortSignal });
@@ -187,7 +182,7 @@ function transcribeBody(recorder: StepRecorder, id: string, options: Parameters<
       ...(result.durationInSeconds !== undefined ? { durationInSeconds: result.durationInSeconds } : {}),
       response: compact({ modelId: result.responses.at(-1)?.modelId }),
     };
-    return { json: recorder.json(stored, id) };
+    return { json: resultJson(host, stored, id) };
   };
 }
 

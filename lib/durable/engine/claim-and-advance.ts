@@ -2,13 +2,13 @@
 // `advance(id)` all do (docs/layout.md, "The path of a tick, file by file").
 import type { ClaimedRun, ClaimRequest } from "../store";
 import { claimDueRun, claimDueRuns } from "../store";
-import { type AdvanceOutcome, advanceClaimedRun, type ClaimChain } from "./advance";
+import { type AdvanceOutcome, advanceClaimedRun, type ClaimChain } from "./run/advance";
 import { checkBudgetMs } from "./check-range";
 import { versionKey } from "./define-workflow";
-import { failpoint } from "./failpoints";
+import { failpoint } from "./run/failpoints";
 import { assertOpen, type DurableInstance } from "./instance";
 import type { Advanced } from "./loops";
-import { withInvocationSpan } from "./tracing";
+import { withInvocationSpan } from "./run/tracing";
 
 export interface AdvanceRequest {
   /** Exactly this run, or none: what `advance(id)` claims. */

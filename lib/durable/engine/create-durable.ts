@@ -53,7 +53,7 @@ export type {
   StartResult,
   TypedSignalInput,
 } from "./durable-api";
-export type { AdvanceOutcome } from "./advance";
+export type { AdvanceOutcome } from "./run/advance";
 export type { CompactReport, RetentionOptions } from "./retention";
 export type { ScheduleInfo } from "./schedules";
 export type { RunEvent } from "../store";

@@ -12,7 +12,7 @@ import { createComposeSupport } from "./compose-support";
 import { type RateLimitParameter, rateLimitsOf } from "./flow-control";
 import { registerWorkflows, versionKey, type WorkflowRegistry } from "./define-workflow";
 import type { DurableOptions } from "./durable-api";
-import type { ExecutionSettings } from "./execution";
+import type { ExecutionSettings } from "./run/execution";
 import { type Compactor, createCompactor } from "./retention";
 import { createScheduler, type Scheduler } from "./schedules";
 
@@ -115,7 +115,7 @@ export function resolveInstance(options: DurableOptions, startSlot: StartSlot): 
   return instance;
 }
 
-/** The settings every execution reads (engine/execution.ts), from `defaults` and the testing switches. */
+/** The settings every execution reads (engine/run/execution.ts), from `defaults` and the testing switches. */
 function resolveSettings(options: DurableOptions, db: DurableDb, log: (message: string) => void): ExecutionSettings {
   // Skipped sleeps and mocked steps change what a run does: only an instance made for tests may.
   if ((options.skipSleeps || options.mockStep) && options.testing !== true) {

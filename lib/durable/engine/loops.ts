@@ -1,6 +1,6 @@
 import type { TickReport } from "../schemas";
 import type { ClaimedRun } from "../store";
-import type { AdvanceOutcome } from "./advance";
+import type { AdvanceOutcome } from "./run/advance";
 
 /** What one claim-and-advance did: the claim and how the invocation left the run. */
 export interface Advanced {

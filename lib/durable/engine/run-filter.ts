@@ -8,7 +8,7 @@ import { runStatusValues } from "../schemas";
 import { narrowsRuns, type RunQuery } from "../store";
 import type { RunState } from "../types";
 import type { RunFilterOptions } from "./durable-api";
-import { checkTag, jsonObject, MAX_METADATA_BYTES } from "./run-metadata";
+import { checkTag, jsonObject, MAX_METADATA_BYTES } from "./run/run-metadata";
 
 const FILTER_KEYS = new Set([
   "status",

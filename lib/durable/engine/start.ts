@@ -12,7 +12,7 @@ import type { StartOptions, StartResult } from "./durable-api";
 import { debounceOf } from "./flow-control";
 import { assertOpen, type DurableInstance } from "./instance";
 import { type PreparedRun, prepareRun } from "./prepare-run";
-import { checkTags } from "./run-metadata";
+import { checkTags } from "./run/run-metadata";
 
 /** Starts a run of `workflow` (on its newest version) with `input`, or answers the run that has the id. */
 export async function startRun<W extends AnyWorkflow>(

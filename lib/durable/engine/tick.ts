@@ -4,13 +4,13 @@
 // loops until nothing is due or the budget cannot fit another step, then a bounded retention slice.
 import type { TickReport } from "../schemas";
 import { type ClaimedRun, failUnknownVersions, readNextWake } from "../store";
-import type { ClaimChain } from "./advance";
+import type { ClaimChain } from "./run/advance";
 import { chainedClaim, claimAndAdvance, claimBatch } from "./claim-and-advance";
 import { checkBudgetMs, checkRange } from "./check-range";
 import { assertOpen, type DurableInstance } from "./instance";
 import { countAdvanced, emptyTickReport, runLoops } from "./loops";
 import { releaseChangedRateHolds } from "./rate-holds";
-import { withInvocationSpan } from "./tracing";
+import { withInvocationSpan } from "./run/tracing";
 
 /** One tick, traced as one invocation span. */
 export function tickOnce(

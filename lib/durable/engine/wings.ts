@@ -4,9 +4,8 @@
 // re-exports.
 import type { z } from "zod";
 import type { Body } from "../steps/effect-steps";
-import type { StepInfo, StepOptions, StreamWriter, WingSteps } from "../types";
-import type { Execution } from "./execution";
-import type { StepRecorder } from "./step-recorder";
+import type { StepInfo, StepOptions, StreamWriter } from "../types";
+import type { StepHost } from "./run/step-host";
 
 /** The core steps a wing's `ctx.step` member builds on, each writing a held-back receipt first. */
 export interface StepParts {
@@ -23,7 +22,7 @@ export interface StepParts {
 export type AfterFlush = <A extends unknown[], R>(step: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
 
 /** Builds a member of `ctx.step` for one execution. */
-export type StepMember = (exec: Execution, recorder: StepRecorder, parts: StepParts, afterFlush: AfterFlush) => unknown;
+export type StepMember = (host: StepHost, parts: StepParts, afterFlush: AfterFlush) => unknown;
 
 export interface Wing {
   /** One registration per name: loading a wing twice changes nothing. */
@@ -41,8 +40,12 @@ export interface Wing {
 
 const wings = new Map<string, Wing>();
 
+/** The wings' members of `ctx.step`, made once after each registration (wingStepMembers). */
+let stepMembers: ReadonlyMap<string, StepMember> | null = null;
+
 export function registerWing(wing: Wing): void {
   wings.set(wing.name, wing);
+  stepMembers = null;
 }
 
 /** The schema of a signal a wing reserved, if `name` is one. */
@@ -51,12 +54,17 @@ export function reservedSignal(name: string): z.ZodType | undefined {
   return undefined;
 }
 
-/** The wings' members of `ctx.step`, built for one execution. */
-export function wingSteps(...args: Parameters<StepMember>): WingSteps {
-  const members: Record<string, unknown> = {};
+/**
+ * The wings' members of `ctx.step`, by name: advance.ts hands them to the step API, which builds
+ * each for its execution, so steps/ knows the registry only as data.
+ */
+export function wingStepMembers(): ReadonlyMap<string, StepMember> {
+  if (stepMembers) return stepMembers;
+  const members = new Map<string, StepMember>();
   for (const wing of wings.values())
-    for (const [name, build] of Object.entries(wing.steps ?? {})) members[name] = build(...args);
-  return members as unknown as WingSteps; // the wings' augmentation of WingSteps types them
+    for (const [name, build] of Object.entries(wing.steps ?? {})) members.set(name, build);
+  stepMembers = members;
+  return members;
 }
 
 /** The facade with the wings' methods added. */

@@ -2,7 +2,7 @@ import { listenOf, type StopListening } from "../drivers/listen";
 import { MAX_TIMER_MS } from "../duration";
 import { InvalidInputError } from "../errors";
 import { type ClaimedRun, type ClaimRequest, type DurableDb, msUntilNextWake } from "../store";
-import type { ClaimChain } from "./advance";
+import type { ClaimChain } from "./run/advance";
 import { checkRange } from "./check-range";
 import { type Advanced, countAdvanced, runLoops } from "./loops";
 

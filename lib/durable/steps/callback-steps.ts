@@ -1,13 +1,13 @@
 import type * as z from "zod";
 import { newCallbackId } from "../auth/callback-token";
 import { toBoundedMs } from "../duration";
-import { type Execution, never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { StepHost } from "../engine/run/step-host";
 import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
 import type { CallbackHandle, CallbackOptions, CallbackSchemas } from "../types";
 import { deliveryCheckOf } from "./callback-schema";
 import { composeOf } from "./child-steps";
+import { never } from "./never";
 import { ownCallbackId, race } from "./race-step";
 
 /**
@@ -17,23 +17,22 @@ import { ownCallbackId, race } from "./race-step";
  * `waitForCallback` is a race with one callback branch (step id `<callback id>/wait`). `declared`:
  * the workflow's `callbacks`, the zod schemas a delivery parses with (steps/callback-schema.ts).
  */
-export function createCallbackSteps(exec: Execution, recorder: StepRecorder, declared: CallbackSchemas = {}) {
+export function createCallbackSteps(host: StepHost, declared: CallbackSchemas = {}) {
   return {
     callback: <T>(id: string, options: CallbackOptions<T> = {}): Promise<CallbackHandle<T>> =>
-      makeCallback(exec, recorder, id, options, Object.hasOwn(declared, id) ? declared[id] : undefined),
+      makeCallback(host, id, options, Object.hasOwn(declared, id) ? declared[id] : undefined),
     async waitForCallback<T>(handle: CallbackHandle<T>): Promise<T | null> {
-      const callbackId = ownCallbackId(exec, handle, "waitForCallback");
+      const callbackId = ownCallbackId(host, handle, "waitForCallback");
       const stepId = storableName(`${handle.id}/wait`, "the wait's step id");
-      const { value } = await race(exec, recorder, stepId, [{ name: "callback", callback: callbackId }], "callback");
-      const schema = exec.callbacks.get(callbackId);
+      const { value } = await race(host, stepId, [{ name: "callback", callback: callbackId }], "callback");
+      const schema = host.callbacks.get(callbackId);
       return value === null || !schema ? (value as T | null) : (schema.parse(value) as T);
     },
   };
 }
 
 async function makeCallback<T>(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   id: string,
   options: CallbackOptions<T>,
   declared: z.ZodType | undefined,
@@ -48,24 +47,24 @@ async function makeCallback<T>(
   const schema = declared ?? options.schema;
   // Checked before the id is reached, so a body that catches the refusal may use the id again. A
   // callback already recorded (by a release that wrote any schema's JSON Schema) keeps its row.
-  const stored = exec.inLedger(id) ? null : rowSchemaOf(id, schema, declared !== undefined);
-  const { seq, recorded, isReclaim } = exec.reach(id, "callback");
+  const stored = host.inLedger(id) ? null : rowSchemaOf(id, schema, declared !== undefined);
+  const { seq, recorded, isReclaim } = host.reach(id, "callback");
   const handle = (callbackId: string): CallbackHandle<T> => {
-    exec.callbacks.set(callbackId, schema);
-    const compose = composeOf(exec);
+    host.callbacks.set(callbackId, schema);
+    const compose = composeOf(host);
     const token = compose.callbackToken(callbackId);
     return { id, token, url: compose.callbackUrl(token) };
   };
   if (recorded?.status === "completed") {
-    return handle(((await recorder.resultOf(recorded)) as { callbackId: string }).callbackId);
+    return handle(((await host.answer(recorded)) as { callbackId: string }).callbackId);
   }
-  if (exec.isStopping) return never();
-  return recorder.traced(
+  if (host.stopping) return never();
+  return host.trace(
     { stepId: id, kind: "callback", attempt: 1, isReclaim },
     async () => {
       const callbackId = newCallbackId();
-      const written = await exec.track(() =>
-        recorder.write({
+      const written = await host.track(() =>
+        host.write({
           stepId: id,
           seq,
           kind: "callback",

@@ -1,13 +1,11 @@
 import { createHash } from "node:crypto";
 import { toBoundedMs } from "../duration";
-import type { ComposeSupport } from "../engine/compose-support";
-import { type Execution, never } from "../engine/execution";
-import { failpoint } from "../engine/failpoints";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { StepHost } from "../engine/run/step-host";
 import { ChildRunFailedError, RunStateConflictError, StepTimeoutError } from "../errors";
 import { MAX_NAME_LENGTH } from "../names";
-import { type ChildNotStarted, cancelRun, type StepRecord } from "../store";
+import type { ChildNotStarted, StepRecord } from "../store";
 import type { AnyWorkflow, ChildRun, InvokeOptions, RunOutcome, StoredError } from "../types";
+import { never } from "./never";
 import { traceWait } from "./wait-until";
 
 /**
@@ -19,12 +17,12 @@ import { traceWait } from "./wait-until";
  * parent's fence (durable_record_step), so a parent cancelled or taken over starts nothing
  * (docs/sql.md, "Child runs").
  */
-export function createChildSteps(exec: Execution, recorder: StepRecorder) {
+export function createChildSteps(host: StepHost) {
   return {
     invoke: (id: string, workflow: AnyWorkflow, input: unknown, options: InvokeOptions = {}): Promise<any> =>
-      invoke(exec, recorder, id, workflow, input, options),
+      invoke(host, id, workflow, input, options),
     start: (id: string, workflow: AnyWorkflow, input: unknown, options: { id?: string } = {}): Promise<ChildRun> =>
-      startChild(exec, recorder, id, workflow, input, options),
+      startChild(host, id, workflow, input, options),
   };
 }
 
@@ -35,31 +33,30 @@ export function childIdFor(runId: string, stepId: string): string {
   return `child~${createHash("sha256").update(id).digest("base64url")}`;
 }
 
-export function composeOf(exec: Execution): ComposeSupport {
-  const compose = exec.settings.compose;
+export function composeOf(host: StepHost): NonNullable<StepHost["compose"]> {
+  const compose = host.compose;
   if (!compose) throw new Error("this execution was made without composition support");
   return compose;
 }
 
 async function invoke(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   id: string,
   workflow: AnyWorkflow,
   input: unknown,
   options: InvokeOptions,
 ): Promise<unknown> {
   const timeoutMs = options.timeout === undefined ? null : toBoundedMs(options.timeout, `invoke "${id}" timeout`);
-  const { seq, recorded, isReclaim } = exec.reach(id, "invoke");
-  if (recorded?.status === "completed") return ((await recorder.resultOf(recorded)) as RunOutcome).output;
-  if (recorded?.status === "failed") return failedInvoke(exec, recorder, recorded);
-  if (!exec.acceptsWaits) return never();
-  return traceWait(recorder, id, "invoke", isReclaim, async () => {
+  const { seq, recorded, isReclaim } = host.reach(id, "invoke");
+  if (recorded?.status === "completed") return ((await host.answer(recorded)) as RunOutcome).output;
+  if (recorded?.status === "failed") return failedInvoke(host, recorded);
+  if (!host.acceptsWaits) return never();
+  return traceWait(host, id, "invoke", isReclaim, async () => {
     if (recorded) {
       const childId = recorded.targetRuns?.[0] ?? id;
-      return exec.stop({ kind: "suspend", waits: [{ step_id: id }], waitingFor: { kind: "run", name: childId } });
+      return host.stop({ kind: "suspend", waits: [{ step_id: id }], waitingFor: { kind: "run", name: childId } });
     }
-    const child = composeOf(exec).prepare(workflow, input, options.id ?? childIdFor(exec.runId, id));
+    const child = composeOf(host).prepare(workflow, input, options.id ?? childIdFor(host.runId, id));
     const start = {
       id: child.id,
       workflow: child.workflow,
@@ -69,7 +66,7 @@ async function invoke(
       singleton_key: child.singletonKey ?? null,
       deadline_in_ms: child.deadlineInMs,
     };
-    return exec.stop({
+    return host.stop({
       kind: "suspend",
       waits: [
         {
@@ -92,18 +89,16 @@ async function invoke(
  * `ChildRunFailedError`, a timeout as `StepTimeoutError` (and the child cancelled, which a
  * replay asks again: a no-op once it ended), anything else (the child could not start) as stored.
  */
-async function failedInvoke(exec: Execution, recorder: StepRecorder, recorded: StepRecord): Promise<never> {
+async function failedInvoke(host: StepHost, recorded: StepRecord): Promise<never> {
   const error = recorded.error as
     | (StoredError & { childId?: string; childStatus?: string; childError?: StoredError })
     | null;
-  if (error?.code === "step_timeout" && error.childId && !exec.isStopping) {
+  if (error?.code === "step_timeout" && error.childId && !host.stopping) {
     const childId = error.childId;
-    await exec.track(() =>
-      cancelRun(exec.db, childId, `step "${recorded.stepId}" of run "${exec.runId}" timed out`, "cancel"),
-    );
+    await host.cancelChild(childId, `step "${recorded.stepId}" of run "${host.runId}" timed out`);
   }
   if (error?.code === "child_run_failed" && error.childId) {
-    throw exec.noteRecordedFailure(
+    throw host.noteRecordedFailure(
       new ChildRunFailedError({
         childId: error.childId,
         childStatus: error.childStatus === "cancelled" ? "cancelled" : "failed",
@@ -111,32 +106,31 @@ async function failedInvoke(exec: Execution, recorder: StepRecorder, recorded: S
       }),
     );
   }
-  if (error?.code === "step_timeout") throw exec.noteRecordedFailure(new StepTimeoutError(error.message));
-  throw recorder.revive(error);
+  if (error?.code === "step_timeout") throw host.noteRecordedFailure(new StepTimeoutError(error.message));
+  throw host.revive(error);
 }
 
 async function startChild(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   id: string,
   workflow: AnyWorkflow,
   input: unknown,
   options: { id?: string },
 ): Promise<ChildRun> {
-  const { seq, recorded, isReclaim } = exec.reach(id, "start");
-  const compose = composeOf(exec);
+  const { seq, recorded, isReclaim } = host.reach(id, "start");
+  const compose = composeOf(host);
   const answer = (childId: string): ChildRun => ({
     id: childId,
     get statusToken() {
       return compose.statusToken(childId);
     },
   });
-  if (recorded?.status === "completed") return answer(((await recorder.resultOf(recorded)) as { id: string }).id);
-  if (exec.isStopping) return never();
-  return recorder.traced(
+  if (recorded?.status === "completed") return answer(((await host.answer(recorded)) as { id: string }).id);
+  if (host.stopping) return never();
+  return host.trace(
     { stepId: id, kind: "start", attempt: 1, isReclaim },
     async () => {
-      const child = compose.prepare(workflow, input, options.id ?? childIdFor(exec.runId, id));
+      const child = compose.prepare(workflow, input, options.id ?? childIdFor(host.runId, id));
       const start = {
         id: child.id,
         workflow: child.workflow,
@@ -150,12 +144,12 @@ async function startChild(
       };
       // Idempotent on the child's id: a replay after a lost claim finds the child it started.
       const resultJson = JSON.stringify({ id: child.id });
-      const written = await exec.track(() =>
-        recorder.write({ stepId: id, seq, kind: "start", status: "completed", attempt: 1, resultJson, start }),
+      const written = await host.track(() =>
+        host.write({ stepId: id, seq, kind: "start", status: "completed", attempt: 1, resultJson, start }),
       );
       if (!written) return never<ChildRun>();
       if (!written.conflict && written.notStarted) throw notStartedError(id, child.id, written.notStarted);
-      await failpoint("start.after-insert");
+      await host.failpoint?.("start.after-insert");
       return answer(written.conflict ? (written.recorded.result as { id: string }).id : child.id);
     },
     () => ({ outcome: "completed" }),

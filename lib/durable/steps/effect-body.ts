@@ -1,6 +1,8 @@
 // What an effect step's body hands back to the runner in effect-steps.ts: its result's JSON, the
 // receipt a `tx` body already wrote, or a Rollback (tx-step.ts). Its own module so that the
 // runner and the `tx` body share it without importing each other.
+import type { StepHost } from "../engine/run/step-host";
+import { toJsonText } from "../json";
 import type { RecordResult } from "../store";
 import type { StepInfo } from "../types";
 
@@ -19,4 +21,9 @@ export class Rollback {
     readonly result: RecordResult | null,
     readonly refused: boolean,
   ) {}
+}
+
+/** The stored JSON text of a step's result (the size limit, jsonb-safe). */
+export function resultJson(host: StepHost, value: unknown, stepId: string): string {
+  return toJsonText(value, { limit: host.settings.maxResultBytes, stepId });
 }

@@ -1,23 +1,20 @@
 import type { Transaction } from "kysely";
 import { MAX_TIMER_MS, startTimer, toBoundedMs } from "../duration";
+import type { StepHost, StepMock } from "../engine/run/step-host";
 import {
   FatalStepError,
   InvalidInputError,
   ResultTooLargeError,
   RetryableStepError,
   serializeError,
-  StepLeaseLostError,
   StepNotReplaySafeError,
   StepTimeoutError,
 } from "../errors";
-import { type Execution, never, type StepMock } from "../engine/execution";
-import { failpoint } from "../engine/failpoints";
-import type { StepRecorder } from "../engine/step-recorder";
-import { heartbeatRun, type RecordResult, type StepRecord } from "../store";
+import type { RecordResult, StepRecord } from "../store";
 import type { StepInfo, StepOptions } from "../types";
-import { type Body, type BodyResult, type EffectKind, Rollback } from "./effect-body";
+import { type Body, type BodyResult, type EffectKind, Rollback, resultJson } from "./effect-body";
 import { externalKeyFor } from "./external-key";
-import { stopAsLostOwner } from "./lost-claim";
+import { never } from "./never";
 import { pause } from "./pause";
 import { canRetry, type RetryPolicy, resolveRetryPolicy, retryDelayMs } from "./retry-policy";
 import { kyselyTxRunner, type TxRunner, txBody } from "./tx-step";
@@ -47,110 +44,107 @@ interface Attempt {
  * `run` and `tx`: steps with an effect, executed under the budget with retries, leases,
  * heartbeats, timeouts and the reclaim rules (docs/rules.md, rules 6, 7a, 11, 14).
  */
-export function createEffectSteps(exec: Execution, recorder: StepRecorder) {
+export function createEffectSteps(host: StepHost) {
   return {
     /** Runs `body` as a step of `kind` with the effect-step rules; for step kinds built on them. */
     execute: (id: string, kind: EffectKind, body: Body, options?: StepOptions): Promise<any> =>
-      executeEffect(exec, recorder, id, kind, body, options),
+      executeEffect(host, id, kind, body, options),
     run: <T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) =>
-      executeEffect(exec, recorder, id, "run", runBody(recorder, id, fn), options),
+      executeEffect(host, id, "run", runBody(host, id, fn), options),
     tx: <T>(id: string, fn: (tx: Transaction<any>, s: StepInfo) => Promise<T>, options?: StepOptions) =>
-      executeEffect(exec, recorder, id, "tx", txBody(exec, recorder, id, kyselyTxRunner, fn), options),
+      executeEffect(host, id, "tx", txBody(host, id, kyselyTxRunner, fn), options),
     /** A `tx` step whose transaction `runner` opens (lib/durable/drizzle.ts). */
     txWith: <T, H>(id: string, runner: TxRunner<H>, fn: (tx: H, s: StepInfo) => Promise<T>, options?: StepOptions) =>
-      executeEffect(exec, recorder, id, "tx", txBody(exec, recorder, id, runner, fn), options),
+      executeEffect(host, id, "tx", txBody(host, id, runner, fn), options),
   };
 }
 
-/** A step of `kind`: its receipt's answer, or attempts under its policy until one settles. */
+/**
+ * A step of `kind`: its receipt's answer, or attempts under its policy until one settles. A fresh
+ * step calls the host four times here (reach, fits, attempt, then write or holdBack in the
+ * attempt), and step-api.ts once (flushHeld): docs/layout.md, "The path of one step.run".
+ */
 async function executeEffect(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   id: string,
   kind: EffectKind,
   body: Body,
   options: StepOptions = {},
 ): Promise<any> {
-  const { seq, recorded, isReclaim } = exec.reach(id, kind);
-  const known = recorder.answer(recorded);
-  if (known.done) return known.value;
+  const { seq, recorded, isReclaim, attempt } = host.reach(id, kind);
+  const known = recorded && host.answer(recorded);
+  if (known) return known;
   const policy = resolveRetryPolicy(options);
-  const leaseMs = toBoundedMs(options.lease ?? exec.settings.leaseMs, "lease");
+  const leaseMs = toBoundedMs(options.lease ?? host.settings.leaseMs, "lease");
   if (options.heartbeat !== undefined && toBoundedMs(options.heartbeat, "heartbeat") >= leaseMs) {
     throw new InvalidInputError(`step "${id}": heartbeat must be shorter than the lease (${leaseMs} ms)`);
   }
-  const externalKey = externalKeyFor(exec.runId, id);
-  const attempt = exec.priorAttempts(recorded, isReclaim) + 1;
-  if (!exec.everFits(leaseMs))
-    return failNeverFits(exec, recorder, { id, kind, seq, attempt, externalKey, isReclaim }, leaseMs);
+  const externalKey = externalKeyFor(host.runId, id);
   // Only the first attempt of this execution may be one a lost owner also ran (rule 7a).
   const current: Attempt = { id, kind, seq, attempt, externalKey, isReclaim, body, options, policy };
   let dueAt = recorded?.status === "waiting" ? recorded.wakeAt : null;
+  let room = host.fits(leaseMs);
   for (;;) {
-    if (exec.isStopping) return never();
-    const delay = dueAt ? dueAt.getTime() - exec.dbNow().getTime() : 0;
+    if (room === "never") return failNeverFits(host, current, leaseMs);
+    if (room === "stopping") return never();
+    const delay = dueAt ? dueAt.getTime() - host.now().getTime() : 0;
+    dueAt = null;
     if (delay > 0) {
-      if (!exec.waitsInProcess(delay, leaseMs)) {
-        return exec.stop({ kind: "suspend", waits: [{ step_id: id }], waitingFor: { kind: "retry", name: id } });
+      if (!host.waitsHere(delay, leaseMs)) {
+        return host.stop({ kind: "suspend", waits: [{ step_id: id }], waitingFor: { kind: "retry", name: id } });
       }
-      await exec.track(() => pause(delay, exec.abort.signal));
-      if (exec.isStopping) return never();
+      await host.track(() => pause(delay, host.signal));
+      room = host.fits(leaseMs);
+      continue;
     }
-    if (!exec.fits(leaseMs)) return exec.stop({ kind: "yield", stepId: id });
-    const outcome = await traceAttempt(exec, recorder, current);
+    if (room === "later") return host.stop({ kind: "yield", stepId: id });
+    const outcome = await traceAttempt(host, current);
     if (outcome.kind === "stopped") return never();
     if (outcome.kind === "value") return outcome.value;
     if (outcome.kind === "failed") throw outcome.error;
-    dueAt = new Date(exec.dbNow().getTime() + outcome.delayMs);
+    dueAt = new Date(host.now().getTime() + outcome.delayMs);
     current.attempt++;
     current.isReclaim = false;
+    room = host.fits(leaseMs);
   }
 }
 
 /** A step whose lease no invocation can fit: giving the run back would only bring it here again. */
-async function failNeverFits(
-  exec: Execution,
-  recorder: StepRecorder,
-  step: Pick<Attempt, "id" | "kind" | "seq" | "attempt" | "externalKey" | "isReclaim">,
-  leaseMs: number,
-): Promise<never> {
+async function failNeverFits(host: StepHost, step: Attempt, leaseMs: number): Promise<never> {
   const { id, kind, seq, attempt, externalKey, isReclaim } = step;
   // Fail the step, clearly, at once.
-  const error = serializeError(exec.leaseNeverFits(id, leaseMs));
-  const written = await exec.track(() =>
-    recorder.traced(
-      { stepId: id, kind, attempt, isReclaim },
-      () => recorder.write({ stepId: id, seq, kind, attempt, externalKey, status: "failed", error }),
-      (receipt) => (receipt ? { outcome: "failed", error: recorder.revive(error) } : null),
-    ),
+  const error = serializeError(host.neverFits(id, leaseMs));
+  const written = await host.trace(
+    { stepId: id, kind, attempt, isReclaim },
+    () => host.write({ stepId: id, seq, kind, attempt, externalKey, status: "failed", error }),
+    (receipt) => (receipt ? { outcome: "failed", error: host.revive(error) } : null),
+    true,
   );
   if (!written) return never();
-  throw recorder.revive(error);
+  throw host.revive(error);
 }
 
 /**
- * One `durable.step` span per attempt (engine/tracing.ts), inside the tracked work, so it ends
+ * One `durable.step` span per attempt (engine/run/tracing.ts), inside the tracked work, so it ends
  * with the attempt's own outcome before a stop waiting for it settles.
  */
-function traceAttempt(exec: Execution, recorder: StepRecorder, a: Attempt): Promise<AttemptOutcome> {
-  return exec.track(() =>
-    recorder.traced(
-      { stepId: a.id, kind: a.kind, attempt: a.attempt, isReclaim: a.isReclaim },
-      () => attemptOnce(exec, recorder, { ...a }),
-      (ended) =>
-        ended.kind === "value"
-          ? { outcome: "completed" }
-          : ended.kind === "failed"
-            ? { outcome: "failed", error: ended.error }
-            : ended.kind === "retry"
-              ? { outcome: "retry", error: ended.error }
-              : null,
-    ),
+function traceAttempt(host: StepHost, a: Attempt): Promise<AttemptOutcome> {
+  return host.attempt(
+    { stepId: a.id, kind: a.kind, attempt: a.attempt, isReclaim: a.isReclaim },
+    () => attemptOnce(host, { ...a }),
+    (ended) =>
+      ended.kind === "value"
+        ? { outcome: "completed" }
+        : ended.kind === "failed"
+          ? { outcome: "failed", error: ended.error }
+          : ended.kind === "retry"
+            ? { outcome: "retry", error: ended.error }
+            : null,
   );
 }
 
 /** The timers of one attempt: its timeout, its heartbeats, and the StepInfo its body is given. */
-function armAttempt(exec: Execution, recorder: StepRecorder, a: Attempt) {
+function armAttempt(host: StepHost, a: Attempt) {
   const { id, options } = a;
   const stepAbort = new AbortController();
   const timeoutMs = options.timeout === undefined ? null : toBoundedMs(options.timeout, "timeout");
@@ -161,7 +155,9 @@ function armAttempt(exec: Execution, recorder: StepRecorder, a: Attempt) {
           () => stepAbort.abort(new StepTimeoutError(`step "${id}" timed out after ${timeoutMs} ms`)),
           timeoutMs,
         );
-  const heartbeat = () => beat(exec, recorder, id);
+  const heartbeat = async (): Promise<void> => {
+    await host.heartbeat(id);
+  };
   const beatMs = options.heartbeat === undefined ? null : toBoundedMs(options.heartbeat, "heartbeat");
   // Past Node's timer limit an interval would fire every millisecond: beat at the limit instead,
   // which is still more often than the lease needs (docs/rules.md, rule 19).
@@ -177,7 +173,7 @@ function armAttempt(exec: Execution, recorder: StepRecorder, a: Attempt) {
     // Made when a body first reads it: most bodies never do, and AbortSignal.any costs as much
     // as the rest of a step's bookkeeping.
     get abortSignal() {
-      abortSignal ??= AbortSignal.any([exec.abort.signal, stepAbort.signal]);
+      abortSignal ??= AbortSignal.any([host.signal, stepAbort.signal]);
       return abortSignal;
     },
   };
@@ -189,44 +185,37 @@ function armAttempt(exec: Execution, recorder: StepRecorder, a: Attempt) {
 }
 
 /** Runs the body once (or its mock) and records what it did: a receipt, a retry, or a failure. */
-async function attemptOnce(exec: Execution, recorder: StepRecorder, a: Attempt): Promise<AttemptOutcome> {
+async function attemptOnce(host: StepHost, a: Attempt): Promise<AttemptOutcome> {
   const { id, kind, seq, attempt, externalKey } = a;
   const base = { stepId: id, seq, kind, attempt, externalKey } as const;
   if (a.isReclaim && a.options.onReclaim === "fail") {
-    const error = new StepNotReplaySafeError(id, exec.claim.run.lostLeaseUntil, externalKey);
-    const written = await recorder.write({ ...base, status: "failed", error: serializeError(error) });
-    return written ? { kind: "failed", error: recorder.revive(serializeError(error)) } : { kind: "stopped" };
+    const error = new StepNotReplaySafeError(id, host.lostLeaseUntil, externalKey);
+    const written = await host.write({ ...base, status: "failed", error: serializeError(error) });
+    return written ? { kind: "failed", error: host.revive(serializeError(error)) } : { kind: "stopped" };
   }
   const started = performance.now();
-  const armed = armAttempt(exec, recorder, a);
-  // A tx body runs inside its transaction: on PGlite's one connection a stream append would
-  // wait for it, so streams are for `run` and AI steps.
-  if (kind !== "tx") exec.streams.begin(id, attempt);
+  const armed = armAttempt(host, a);
   try {
     // A mocked step (testing only) does not run its body; its outcome goes the body's way from here.
-    const mock = exec.settings.mockStep?.(exec.runId, id);
-    const { json, receipt } = mock ? mockedBody(recorder, id, mock, armed.timeoutMs) : await a.body(armed.info, seq);
-    // The attempt's chunks are stored before its receipt: a reader never sees a step done
-    // before its stream.
-    await exec.streams.end(id);
+    const mock = host.mock?.(id);
+    const { json, receipt } = mock ? mockedBody(host, id, mock, armed.timeoutMs) : await a.body(armed.info, seq);
     const outcome = {
       ...base,
       status: "completed",
       resultJson: json,
       elapsedMs: performance.now() - started,
     } as const;
-    // A run step alone in flight holds its receipt back: it rides on the next write.
-    if (!receipt && recorder.holdBack(outcome, exec.inFlight > 1)) {
-      await failpoint("run.after-receipt");
-      return { kind: "value", value: JSON.parse(json) };
-    }
-    const written = receipt ?? (await recorder.write(outcome));
+    // A run step alone in flight holds its receipt back: it rides on the next write. Either way
+    // the attempt's chunks are stored first: a reader never sees a step done before its stream.
+    const kept = receipt ?? host.holdBack(outcome, true);
+    const written = kept instanceof Promise ? await kept : kept;
     if (!written) return { kind: "stopped" };
-    await failpoint(kind === "tx" ? "tx.after-commit" : "run.after-receipt");
-    return written.conflict ? fromRecorded(recorder, written.recorded) : { kind: "value", value: JSON.parse(json) };
+    await host.failpoint?.(kind === "tx" ? "tx.after-commit" : "run.after-receipt");
+    if (written === true || !written.conflict) return { kind: "value", value: JSON.parse(json) };
+    return fromRecorded(host, written.recorded);
   } catch (thrown) {
-    await exec.streams.end(id).catch(() => {}); // what the failed attempt wrote, for the record
-    return await recordThrown(exec, recorder, a, thrown, armed.stepAbort.signal, performance.now() - started);
+    await host.endStream(id); // what the failed attempt wrote, for the record
+    return await recordThrown(host, a, thrown, armed.stepAbort.signal, performance.now() - started);
   } finally {
     armed.disarm();
   }
@@ -234,8 +223,7 @@ async function attemptOnce(exec: Execution, recorder: StepRecorder, a: Attempt):
 
 /** What an attempt that threw records: nothing (stopped), a retry under the policy, or a failure. */
 async function recordThrown(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   a: Attempt,
   thrown: unknown,
   stepSignal: AbortSignal,
@@ -243,10 +231,10 @@ async function recordThrown(
 ): Promise<AttemptOutcome> {
   if (thrown instanceof Rollback) {
     if (!thrown.result?.owned) return { kind: "stopped" };
-    return fromRecorded(recorder, (thrown.result as Extract<RecordResult, { conflict: true }>).recorded);
+    return fromRecorded(host, (thrown.result as Extract<RecordResult, { conflict: true }>).recorded);
   }
-  if (exec.isStopping && exec.stopReason?.kind !== "suspend" && exec.stopReason?.kind !== "yield")
-    return { kind: "stopped" };
+  const stop = host.stopReason?.kind;
+  if (stop !== undefined && stop !== "suspend" && stop !== "yield") return { kind: "stopped" };
   const base = { stepId: a.id, seq: a.seq, kind: a.kind, attempt: a.attempt, externalKey: a.externalKey } as const;
   const reason = stepSignal.reason;
   const error = stepSignal.aborted && StepTimeoutError.is(reason) ? reason : thrown;
@@ -257,7 +245,7 @@ async function recordThrown(
         ? toBoundedMs(error.retryAfter, "retryAfter")
         : null;
     const delayMs = retryAfter ?? retryDelayMs(a.policy, a.attempt);
-    const written = await recorder.write({
+    const written = await host.write({
       ...base,
       status: "waiting",
       error: serializeError(error),
@@ -267,16 +255,8 @@ async function recordThrown(
     return written ? { kind: "retry", delayMs, error } : { kind: "stopped" };
   }
   const stored = serializeError(error);
-  const written = await recorder.write({ ...base, status: "failed", error: stored, elapsedMs });
-  return written ? { kind: "failed", error: recorder.revive(stored) } : { kind: "stopped" };
-}
-
-/** s.heartbeat(): confirms the fence; once superseded, stops the execution and rejects. */
-async function beat(exec: Execution, recorder: StepRecorder, id: string): Promise<void> {
-  if (exec.stopReason?.kind === "lost") throw new StepLeaseLostError(`step "${id}": ${exec.stopReason.reason}`);
-  // Past the invocation's deadline the lease may be gone already: never answer "owned" then.
-  const state = exec.remainingMs() <= 0 ? "expired" : await heartbeatRun(exec.db, exec.runId, exec.fence);
-  if (state !== "owned") throw new StepLeaseLostError(`step "${id}": ${stopAsLostOwner(exec, recorder, id, state)}`);
+  const written = await host.write({ ...base, status: "failed", error: stored, elapsedMs });
+  return written ? { kind: "failed", error: host.revive(stored) } : { kind: "stopped" };
 }
 
 /**
@@ -284,23 +264,23 @@ async function beat(exec: Execution, recorder: StepRecorder, id: string): Promis
  * recorded (a mocked `tx` step too: no transaction, its receipt written as a `run` step's), or the
  * error the body would have thrown, so retries, their delays and fatal errors apply as usual.
  */
-function mockedBody(recorder: StepRecorder, id: string, mock: StepMock, timeoutMs: number | null): BodyResult {
-  if ("result" in mock) return { json: recorder.json(mock.result, id) };
+function mockedBody(host: StepHost, id: string, mock: StepMock, timeoutMs: number | null): BodyResult {
+  if ("result" in mock) return { json: resultJson(host, mock.result, id) };
   if ("error" in mock) throw typeof mock.error === "string" ? new Error(mock.error) : mock.error;
   throw new StepTimeoutError(`step "${id}" timed out after ${timeoutMs ?? 0} ms (mocked)`);
 }
 
-function fromRecorded(recorder: StepRecorder, recorded: StepRecord): AttemptOutcome {
-  if (recorded.status === "failed") return { kind: "failed", error: recorder.revive(recorded.error) };
+function fromRecorded(host: StepHost, recorded: StepRecord): AttemptOutcome {
+  if (recorded.status === "failed") return { kind: "failed", error: host.revive(recorded.error) };
   return { kind: "value", value: recorded.result };
 }
 
 /** A `run` step's body: the function, between its failpoints, and its result's JSON. */
-function runBody<T>(recorder: StepRecorder, id: string, fn: (s: StepInfo) => T | Promise<T>): Body {
+function runBody<T>(host: StepHost, id: string, fn: (s: StepInfo) => T | Promise<T>): Body {
   return async (s) => {
-    await failpoint("run.before-body");
+    await host.failpoint?.("run.before-body");
     const value = await fn(s);
-    await failpoint("run.after-body");
-    return { json: recorder.json(value, id) };
+    await host.failpoint?.("run.after-body");
+    return { json: resultJson(host, value, id) };
   };
 }

@@ -1,10 +1,10 @@
 import { toBoundedMs, toInstant } from "../duration";
-import { type Execution, never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { StepHost } from "../engine/run/step-host";
 import { InvalidInputError } from "../errors";
 import { storableName } from "../names";
 import type { Wait } from "../store";
 import type { CallbackHandle, RaceBranch } from "../types";
+import { never } from "./never";
 import { traceWait } from "./wait-until";
 
 /** A race's branches as the suspension writes them. */
@@ -19,12 +19,12 @@ const MAX_BRANCHES = 100;
  * conditional write (durable_race_winner, durable_answer_race). Answers `{ branch, value }`; a
  * callback branch's payload parsed by its schema, as `waitForCallback` answers it.
  */
-export function createRaceStep(exec: Execution, recorder: StepRecorder) {
+export function createRaceStep(host: StepHost) {
   return async (id: string, branches: Record<string, RaceBranch>): Promise<any> => {
-    const rows = branchRows(exec, id, branches);
-    const won = await race(exec, recorder, id, rows, "any");
+    const rows = branchRows(host, id, branches);
+    const won = await race(host, id, rows, "any");
     const row = rows.find((r) => r.name === won.branch);
-    const schema = row && "callback" in row ? exec.callbacks.get(row.callback) : undefined;
+    const schema = row && "callback" in row ? host.callbacks.get(row.callback) : undefined;
     return schema && won.value !== null ? { ...won, value: schema.parse(won.value) } : won;
   };
 }
@@ -34,28 +34,26 @@ export function createRaceStep(exec: Execution, recorder: StepRecorder) {
  * `waitingFor` names the race, or the callback a `waitForCallback` waits for.
  */
 export async function race(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   id: string,
   rows: BranchRows,
   waitingFor: "any" | "callback",
 ): Promise<{ branch: string; value: unknown }> {
-  const { seq, recorded, isReclaim } = exec.reach(id, "any");
-  if (recorded?.status === "completed")
-    return (await recorder.resultOf(recorded)) as { branch: string; value: unknown };
-  if (recorded?.status === "failed") throw recorder.revive(recorded.error);
-  if (!exec.acceptsWaits) return never();
-  return traceWait(recorder, id, "any", isReclaim, async () => {
+  const { seq, recorded, isReclaim } = host.reach(id, "any");
+  if (recorded?.status === "completed") return (await host.answer(recorded)) as { branch: string; value: unknown };
+  if (recorded?.status === "failed") throw host.revive(recorded.error);
+  if (!host.acceptsWaits) return never();
+  return traceWait(host, id, "any", isReclaim, async () => {
     const targets = rows.flatMap((row) => ("run" in row ? [row.run] : []));
     const wait: Wait = recorded
       ? { step_id: id }
       : { step_id: id, seq, kind: "any", branches: rows, ...(targets.length ? { target_runs: targets } : {}) };
-    return exec.stop({ kind: "suspend", waits: [wait], waitingFor: { kind: waitingFor, name: id } });
+    return host.stop({ kind: "suspend", waits: [wait], waitingFor: { kind: waitingFor, name: id } });
   });
 }
 
 /** Checks a race's branches and writes them as rows: a sleep as milliseconds from the suspension. */
-function branchRows(exec: Execution, id: string, branches: Record<string, RaceBranch>): BranchRows {
+function branchRows(host: StepHost, id: string, branches: Record<string, RaceBranch>): BranchRows {
   if (typeof branches !== "object" || branches === null || Array.isArray(branches)) {
     throw new InvalidInputError(`waitForAny "${id}": branches is an object of named branches`);
   }
@@ -63,10 +61,10 @@ function branchRows(exec: Execution, id: string, branches: Record<string, RaceBr
   if (entries.length === 0 || entries.length > MAX_BRANCHES) {
     throw new InvalidInputError(`waitForAny "${id}" takes 1 to ${MAX_BRANCHES} branches`);
   }
-  return entries.map(([name, branch]) => branchRow(exec, id, storableName(name, "a branch name"), branch));
+  return entries.map(([name, branch]) => branchRow(host, id, storableName(name, "a branch name"), branch));
 }
 
-function branchRow(exec: Execution, id: string, name: string, branch: RaceBranch): BranchRows[number] {
+function branchRow(host: StepHost, id: string, name: string, branch: RaceBranch): BranchRows[number] {
   const keys = typeof branch === "object" && branch !== null ? Object.keys(branch) : [];
   const what = `waitForAny "${id}" branch "${name}"`;
   if (keys.length !== 1) {
@@ -77,7 +75,7 @@ function branchRow(exec: Execution, id: string, name: string, branch: RaceBranch
   // A date past the latest the toolkit stores is that latest: never (docs/rules.md, rule 19).
   if ("until" in branch) return { name, wake_at: toInstant(branch.until, `${what}: until`).toISOString() };
   if ("run" in branch) return { name, run: storableName(branch.run, `${what}: a run id`) };
-  if ("callback" in branch) return { name, callback: ownCallbackId(exec, branch.callback, what) };
+  if ("callback" in branch) return { name, callback: ownCallbackId(host, branch.callback, what) };
   throw new InvalidInputError(`${what} is one of { signal }, { sleep }, { until }, { run }, { callback }`);
 }
 
@@ -85,9 +83,9 @@ function branchRow(exec: Execution, id: string, name: string, branch: RaceBranch
  * The callback id of a handle this execution made (`ctx.step.callback` earlier in the body): a
  * handle of another run, or one made up, is refused, since its delivery would never wake this run.
  */
-export function ownCallbackId(exec: Execution, handle: CallbackHandle<unknown>, what: string): string {
+export function ownCallbackId(host: StepHost, handle: CallbackHandle<unknown>, what: string): string {
   const callbackId = typeof handle?.token === "string" ? handle.token.split(".")[0]! : "";
-  if (!exec.callbacks.has(callbackId)) {
+  if (!host.callbacks.has(callbackId)) {
     throw new InvalidInputError(`${what}: the callback is not one this run made with ctx.step.callback earlier`);
   }
   return callbackId;

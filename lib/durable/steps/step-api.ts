@@ -1,35 +1,39 @@
-import type { Execution } from "../engine/execution";
-import { never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
-import { wingSteps } from "../engine/wings";
+import type { StepHost } from "../engine/run/step-host";
+import type { StepMember } from "../engine/wings";
 import type { CallbackSchemas, StepApi, WingSteps } from "../types";
 import { createCallbackSteps } from "./callback-steps";
 import { createChildSteps } from "./child-steps";
 import { createEffectSteps } from "./effect-steps";
-import { type CarriesTxWith, TX_WITH } from "./tx-step";
+import { never } from "./never";
 import { createRaceStep } from "./race-step";
+import { type CarriesTxWith, TX_WITH } from "./tx-step";
 import { createValueStep } from "./value-step";
 import { createWaitSteps } from "./wait-steps";
 
-/** Builds `ctx.step` for one execution, over the recorder its final write shares. */
-/** `declared`: the workflow's callback schemas (`defineWorkflow({ callbacks })`). */
+/**
+ * Builds `ctx.step` for one execution over its step host (engine/run/step-host.ts).
+ * `declared`: the workflow's callback schemas (`defineWorkflow({ callbacks })`). `wings`: the
+ * members the wings registered (engine/wings.ts: `ai`), built here for this execution.
+ */
 export function createStepApi(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   declared?: CallbackSchemas,
+  wings: ReadonlyMap<string, StepMember> = new Map(),
 ): StepApi & CarriesTxWith {
-  const effects = createEffectSteps(exec, recorder);
-  const waits = createWaitSteps(exec, recorder);
-  const value = createValueStep(exec, recorder);
-  const children = createChildSteps(exec, recorder);
-  const callbacks = createCallbackSteps(exec, recorder, declared);
+  const effects = createEffectSteps(host);
+  const waits = createWaitSteps(host);
+  const value = createValueStep(host);
+  const children = createChildSteps(host);
+  const callbacks = createCallbackSteps(host, declared);
 
   // A held-back receipt is written before the next step starts, so no step (and no effect) ever
   // depends on a result that is not recorded.
   const afterFlush =
     <A extends unknown[], R>(step: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> =>
-      recorder.holding ? recorder.flush().then((ok) => (ok ? step(...args) : never<R>())) : step(...args);
+    (...args: A): Promise<R> => {
+      const flushing = host.flushHeld();
+      return flushing ? flushing.then((ok) => (ok ? step(...args) : never<R>())) : step(...args);
+    };
 
   const core: Omit<StepApi, keyof WingSteps> = {
     run: afterFlush(effects.run) as StepApi["run"],
@@ -41,7 +45,7 @@ export function createStepApi(
     waitFor: afterFlush(waits.waitFor) as StepApi["waitFor"],
     invoke: afterFlush(children.invoke) as StepApi["invoke"],
     start: afterFlush(children.start) as StepApi["start"],
-    waitForAny: afterFlush(createRaceStep(exec, recorder)) as StepApi["waitForAny"],
+    waitForAny: afterFlush(createRaceStep(host)) as StepApi["waitForAny"],
     callback: afterFlush(callbacks.callback) as StepApi["callback"],
     waitForCallback: afterFlush(callbacks.waitForCallback) as StepApi["waitForCallback"],
   };
@@ -51,11 +55,12 @@ export function createStepApi(
     run: afterFlush(effects.run),
     tx: afterFlush(effects.tx),
     waitForSignal: afterFlush(waits.waitForSignal),
-    stream: (stepId: string) => exec.streams.writer(stepId),
+    stream: (stepId: string) => host.stream(stepId),
   };
+  const members = Object.fromEntries([...wings].map(([name, build]) => [name, build(host, parts, afterFlush)]));
   return {
     ...core,
-    ...wingSteps(exec, recorder, parts, afterFlush),
+    ...(members as unknown as WingSteps), // the wings' augmentation of WingSteps types them
     // A tx step in a transaction another library opens (lib/durable/drizzle.ts).
     [TX_WITH]: afterFlush(effects.txWith) as CarriesTxWith[typeof TX_WITH],
   };

@@ -4,14 +4,12 @@
 // another library's transaction on the same database (lib/durable/drizzle.ts), whose receipt
 // goes through a store handle over that transaction (docs/guide/drizzle.md).
 import type { Transaction } from "kysely";
-import type { Execution } from "../engine/execution";
-import { failpoint } from "../engine/failpoints";
-import type { StepRecorder } from "../engine/step-recorder";
-import { InvalidInputError, ResultTooLargeError } from "../errors";
-import { type DurableDb, type Executor, heartbeatRun, insertEvent } from "../store";
+import type { StepHost } from "../engine/run/step-host";
+import { InvalidInputError, ResultTooLargeError, StepLeaseLostError } from "../errors";
+import type { DurableDb, Executor } from "../store";
 import type { StepInfo, StepOptions } from "../types";
 import { type Body, type BodyResult, Rollback } from "./effect-body";
-import { stopAsLostOwner } from "./lost-claim";
+import { resultJson } from "./effect-body";
 
 /**
  * Opens the transaction of a `tx` step and runs `work` in it: it commits when `work` resolves and
@@ -55,8 +53,7 @@ export const kyselyTxRunner: TxRunner<Transaction<any>> = {
 
 /** The body of `tx` step `id`: `fn` inside a transaction that commits its receipt too. */
 export function txBody<T, H>(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   id: string,
   runner: TxRunner<H>,
   fn: (tx: H, s: StepInfo) => Promise<T>,
@@ -66,15 +63,15 @@ export function txBody<T, H>(
     let result!: BodyResult;
     let bodyReturned = false;
     // One transaction: the body's statements, the receipt and its fence check commit together.
-    await runner
-      .open(exec.db, async (store, handle) => {
-        if (runner.foreign) await confirmSameDatabase(exec, recorder, id, store, runner.foreign);
+    await host
+      .transaction(runner, async (store, handle) => {
+        if (runner.foreign) await confirmSameDatabase(host, id, store, runner.foreign);
         const value = await fn(handle, s);
         bodyReturned = true;
-        await failpoint("tx.after-effect");
-        const json = recorder.json(value, id);
+        await host.failpoint?.("tx.after-effect");
+        const json = resultJson(host, value, id);
         let refused = false;
-        const receipt = await recorder.write(
+        const receipt = await host.write(
           {
             stepId: id,
             seq,
@@ -92,11 +89,11 @@ export function txBody<T, H>(
         );
         // Lost fence, or a first write already recorded: roll the effect back.
         if (!receipt || receipt.conflict) throw new Rollback(receipt, refused);
-        await failpoint("tx.after-receipt");
+        await host.failpoint?.("tx.after-receipt");
         result = { json, receipt };
       })
       .catch(async (error) => {
-        await settleFailedTransaction(exec, id, error, bodyReturned);
+        await settleFailedTransaction(host, id, error, bodyReturned);
         throw error;
       });
     return result;
@@ -105,7 +102,7 @@ export function txBody<T, H>(
 
 // Foreign handles whose transactions were shown to reach a store: a db object stays on its
 // database, so one look per pair and process is enough.
-const CONFIRMED = new WeakMap<object, WeakSet<DurableDb>>();
+const CONFIRMED = new WeakMap<object, WeakSet<object>>();
 // SQLSTATEs of a database without the durable schema: undefined_table, undefined_function,
 // invalid_schema_name.
 const MISSING = new Set(["42P01", "42883", "3F000"]);
@@ -117,31 +114,28 @@ const MISSING = new Set(["42P01", "42883", "3F000"]);
  * anything is written, and the transaction rolls back.
  */
 async function confirmSameDatabase(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   id: string,
   store: Executor,
   foreign: { handle: object; name: string },
 ): Promise<void> {
-  if (CONFIRMED.get(foreign.handle)?.has(exec.db)) return;
-  let state: string | null;
+  if (CONFIRMED.get(foreign.handle)?.has(host.storeKey)) return;
+  let state: "owned" | null;
   try {
-    state = await heartbeatRun(store as DurableDb, exec.runId, exec.fence);
+    state = await host.heartbeat(id, store);
   } catch (error) {
+    // The database is the store's, but the claim is gone: the host stopped the execution as a
+    // lost owner; write nothing.
+    if (error instanceof StepLeaseLostError) throw new Rollback(null, false);
     // A missing table, function or schema is the wrong database; anything else is the database's
     // failure, and goes the way of any failed attempt.
     const code = (error as { code?: unknown } | null)?.code;
     if (typeof code !== "string" || !MISSING.has(code)) throw error;
     throw notTheStore(id, foreign.name, `the durable tables are not reachable there (${String(error)})`);
   }
-  if (state === null) throw notTheStore(id, foreign.name, `run "${exec.runId}" is not in that database`);
-  if (state !== "owned") {
-    // The database is the store's, but the claim is gone: stop as a lost owner, write nothing.
-    stopAsLostOwner(exec, recorder, id, state);
-    throw new Rollback(null, false);
-  }
-  const stores = CONFIRMED.get(foreign.handle) ?? new WeakSet<DurableDb>();
-  stores.add(exec.db);
+  if (state === null) throw notTheStore(id, foreign.name, `run "${host.runId}" is not in that database`);
+  const stores = CONFIRMED.get(foreign.handle) ?? new WeakSet<object>();
+  stores.add(host.storeKey);
   CONFIRMED.set(foreign.handle, stores);
 }
 
@@ -153,20 +147,20 @@ function notTheStore(id: string, name: string, why: string): InvalidInputError {
 }
 
 /** After a `tx` transaction that did not commit: note a rollback, or stop when the commit failed. */
-async function settleFailedTransaction(exec: Execution, id: string, error: unknown, bodyReturned: boolean) {
+async function settleFailedTransaction(host: StepHost, id: string, error: unknown, bodyReturned: boolean) {
   // The receipt's statement noted the refusal or the conflict inside the transaction,
   // which rolled back with it: note it again, now, on its own.
-  if (error instanceof Rollback) await noteRolledBack(exec, id, error);
+  if (error instanceof Rollback) await noteRolledBack(host, id, error);
   // The body succeeded but its receipt or the commit failed under it: not a step
   // failure (rule 14). Stop; the next owner finds no receipt and re-runs it as a reclaim.
   if (bodyReturned && !(error instanceof Rollback) && !ResultTooLargeError.is(error) && !InvalidInputError.is(error)) {
-    exec.settings.log(`[${exec.runId}] tx step "${id}" could not commit its receipt: ${String(error)}`);
-    exec.requestStop({ kind: "abandon", reason: "the database failed under a tx receipt" });
+    host.settings.log(`[${host.runId}] tx step "${id}" could not commit its receipt: ${String(error)}`);
+    void host.stop({ kind: "abandon", reason: "the database failed under a tx receipt" });
   }
 }
 
 /** The event a rolled-back `tx` receipt's statement wrote, written again after the rollback. */
-async function noteRolledBack(exec: Execution, id: string, rollback: Rollback): Promise<void> {
+async function noteRolledBack(host: StepHost, id: string, rollback: Rollback): Promise<void> {
   const result = rollback.result;
   const event =
     result?.owned && result.conflict
@@ -176,8 +170,8 @@ async function noteRolledBack(exec: Execution, id: string, rollback: Rollback): 
         : null;
   if (!event) return;
   try {
-    await insertEvent(exec.db, { runId: exec.runId, stepId: id, fence: exec.fence, ...event });
+    await host.note(id, event);
   } catch (error) {
-    exec.settings.log(`[${exec.runId}] could not note ${event.kind} of tx step "${id}": ${String(error)}`);
+    host.settings.log(`[${host.runId}] could not note ${event.kind} of tx step "${id}": ${String(error)}`);
   }
 }

@@ -1,9 +1,9 @@
 import { toBoundedMs, toInstant } from "../duration";
-import { type Execution, never } from "../engine/execution";
-import type { StepRecorder } from "../engine/step-recorder";
+import type { StepHost } from "../engine/run/step-host";
 import { storableName } from "../names";
 import type { StepRecord, Wait } from "../store";
 import type { Duration, WaitForOptions, WaitForSignalOptions } from "../types";
+import { never } from "./never";
 import { pause } from "./pause";
 import { waitFor } from "./poll-step";
 import { traceWait, waitUntil } from "./wait-until";
@@ -14,62 +14,56 @@ import { traceWait, waitUntil } from "./wait-until";
  * parks the run with one statement, and the claim that wakes it answers the wait
  * (durable_resolve_waits).
  */
-export function createWaitSteps(exec: Execution, recorder: StepRecorder) {
+export function createWaitSteps(host: StepHost) {
   return {
     sleep(id: string, duration: Duration): Promise<void> {
       const ms = toBoundedMs(duration, "sleep duration");
-      return sleepFor(exec, recorder, id, () => ms);
+      return sleepFor(host, id, () => ms);
     },
 
     sleepUntil(id: string, date: Date | string): Promise<void> {
       // A date past the latest the toolkit stores is that latest: never (docs/rules.md, rule 19).
       const at = toInstant(date, `sleepUntil "${id}": the date`);
-      return sleepFor(exec, recorder, id, () => at.getTime() - exec.dbNow().getTime());
+      return sleepFor(host, id, () => at.getTime() - host.now().getTime());
     },
 
     waitForSignal: <T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T | null> =>
-      waitForSignal(exec, recorder, name, options),
+      waitForSignal(host, name, options),
 
-    waitFor: <T>(id: string, options: WaitForOptions<T>): Promise<T> => waitFor(exec, recorder, id, options),
+    waitFor: <T>(id: string, options: WaitForOptions<T>): Promise<T> => waitFor(host, id, options),
   };
 }
 
-async function sleepFor(exec: Execution, recorder: StepRecorder, id: string, wakeInMs: () => number): Promise<void> {
-  const { seq, recorded, isReclaim } = exec.reach(id, "sleep");
-  if (exec.isStopping) return never();
+async function sleepFor(host: StepHost, id: string, wakeInMs: () => number): Promise<void> {
+  const { seq, recorded, isReclaim } = host.reach(id, "sleep");
+  if (host.stopping) return never();
   if (recorded) {
     // The wake time was stored at the first call; a replay never moves it. Once it has passed,
     // the receipt answers.
-    if (!recorded.wakeAt || recorded.wakeAt.getTime() <= exec.dbNow().getTime()) return;
+    if (!recorded.wakeAt || recorded.wakeAt.getTime() <= host.now().getTime()) return;
     const wakeAt = recorded.wakeAt;
-    return traceWait(recorder, id, "sleep", isReclaim, async () => {
-      if (await waitUntil(exec, wakeAt, { step_id: id }, "sleep", id)) return;
+    return traceWait(host, id, "sleep", isReclaim, async () => {
+      if (await waitUntil(host, wakeAt, { step_id: id }, "sleep", id)) return;
       return never();
     });
   }
-  return traceWait(recorder, id, "sleep", isReclaim, () => firstSleep(exec, recorder, id, seq, wakeInMs));
+  return traceWait(host, id, "sleep", isReclaim, () => firstSleep(host, id, seq, wakeInMs));
 }
 
-async function firstSleep(
-  exec: Execution,
-  recorder: StepRecorder,
-  id: string,
-  seq: number,
-  wakeInMs: () => number,
-): Promise<void> {
+async function firstSleep(host: StepHost, id: string, seq: number, wakeInMs: () => number): Promise<void> {
   // skipSleeps (testing only): the sleep is due now, so it is recorded completed and not waited.
-  const ms = exec.settings.skipSleeps ? 0 : Math.max(0, wakeInMs());
-  if (!exec.waitsInProcess(ms)) {
+  const ms = host.settings.skipSleeps ? 0 : Math.max(0, wakeInMs());
+  if (!host.waitsHere(ms)) {
     const wait: Wait = { step_id: id, seq, kind: "sleep", wake_in_ms: ms };
-    return exec.stop({ kind: "suspend", waits: [wait], waitingFor: { kind: "sleep", name: id } });
+    return host.stop({ kind: "suspend", waits: [wait], waitingFor: { kind: "sleep", name: id } });
   }
   // Short: store the wake time (as a completed receipt that still holds until then), then wait here.
-  const written = await exec.track(() =>
-    recorder.write({ stepId: id, seq, kind: "sleep", status: "completed", attempt: 1, wakeInMs: ms }),
+  const written = await host.track(() =>
+    host.write({ stepId: id, seq, kind: "sleep", status: "completed", attempt: 1, wakeInMs: ms }),
   );
   if (!written) return never();
-  await exec.track(() => pause(ms, exec.abort.signal));
-  if (exec.isStopping) return never();
+  await host.track(() => pause(ms, host.signal));
+  if (host.stopping) return never();
 }
 
 /**
@@ -78,47 +72,45 @@ async function firstSleep(
  * that wakes it takes the delivery in SQL (durable_resolve_waits).
  */
 async function waitForSignal<T>(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   name: string,
   options: WaitForSignalOptions<T> = {},
 ): Promise<T | null> {
   const timeoutMs = options.timeout === undefined ? null : toBoundedMs(options.timeout, "timeout");
   const stepId = options.id ?? name;
   if (stepId !== name) storableName(name, "a signal name");
-  const { seq, recorded, isReclaim } = exec.reach(stepId, "signal");
+  const { seq, recorded, isReclaim } = host.reach(stepId, "signal");
   const parse = (result: unknown): T | null => {
     const { payload, timedOut } = (result ?? {}) as { payload?: unknown; timedOut?: boolean };
     if (timedOut) return null;
     return options.schema ? options.schema.parse(payload) : (payload as T);
   };
-  if (recorded?.status === "completed") return parse(await recorder.resultOf(recorded));
-  if (exec.isStopping) return never();
-  return traceWait(recorder, stepId, "signal", isReclaim, async () => {
+  if (recorded?.status === "completed") return parse(await host.answer(recorded));
+  if (host.stopping) return never();
+  return traceWait(host, stepId, "signal", isReclaim, async () => {
     // A wait whose deadline passed is answered by the claim that wakes it, which knows whether
     // a delivery landed before the deadline (durable_resolve_waits); here we would not.
-    const expired = recorded?.deadlineAt != null && exec.dbNow() >= recorded.deadlineAt;
-    const delivery = expired ? undefined : exec.takeDelivery(name);
-    if (delivery) return parse(await takeDelivery(exec, recorder, stepId, seq, name, delivery));
+    const expired = recorded?.deadlineAt != null && host.now() >= recorded.deadlineAt;
+    const delivery = expired ? undefined : host.takeDelivery(name);
+    if (delivery) return parse(await takeDelivery(host, stepId, seq, name, delivery));
     const wait: Wait = recorded
       ? { step_id: stepId }
       : { step_id: stepId, seq, kind: "signal", deadline_in_ms: timeoutMs, signal_name: name };
-    return exec.stop<T | null>({ kind: "suspend", waits: [wait], waitingFor: { kind: "signal", name } });
+    return host.stop<T | null>({ kind: "suspend", waits: [wait], waitingFor: { kind: "signal", name } });
   });
 }
 
 /** A delivery already in the mailbox: the receipt takes it in the same statement; the result recorded. */
 async function takeDelivery(
-  exec: Execution,
-  recorder: StepRecorder,
+  host: StepHost,
   stepId: string,
   seq: number,
   name: string,
   delivery: { payload: unknown; seq: number },
 ): Promise<StepRecord["result"]> {
   const result = { payload: delivery.payload, signalSeq: delivery.seq };
-  const written = await exec.track(() =>
-    recorder.write({
+  const written = await host.track(() =>
+    host.write({
       stepId,
       seq,
       kind: "signal",

@@ -1,4 +1,3 @@
-import { toJsonText } from "../json";
 import {
   type Executor,
   type RecordResult,
@@ -6,16 +5,16 @@ import {
   recordStep,
   type StepOutcome,
   type StepRecord,
-} from "../store";
-import type { StoredError } from "../types";
+} from "../../store";
+import type { StoredError } from "../../types";
 import type { Execution } from "./execution";
 import { failpoint } from "./failpoints";
-import { type StepSpanEnd, type StepSpanInfo, TRACE_EVENTS, traceEvent, withStepSpan } from "./tracing";
+import { TRACE_EVENTS, traceEvent } from "./tracing";
 
 /**
  * What every step kind shares: writing its outcome under the fence (and what a refused or failed
- * write means for the execution), answering from a receipt, the JSON round trip, and the span of
- * each executed attempt (engine/tracing.ts).
+ * write means for the execution), held-back receipts, and answering from a receipt. Steps reach
+ * it through their host (engine/run/step-host.ts).
  */
 export interface StepRecorder {
   /**
@@ -32,8 +31,6 @@ export interface StepRecorder {
   answer(recorded: StepRecord | undefined): { done: true; value: Promise<any> } | { done: false };
   /** A completed receipt's result, read from the database when the claim left it out (over 64 KiB). */
   resultOf(recorded: StepRecord): Promise<unknown>;
-  /** The stored JSON text of a value (size limit, jsonb-safe). */
-  json(value: unknown, stepId: string): string;
   revive(error: StoredError | null): Error;
   /**
    * Holds back a completed step's receipt instead of writing it now: it is written before the
@@ -47,13 +44,6 @@ export interface StepRecorder {
   flush(): Promise<boolean>;
   /** Takes the held-back receipt for the run's final statement. */
   takeHeld(): StepOutcome | null;
-  /**
-   * Runs one executed attempt of a step (not one answered from its receipt) inside its
-   * `durable.step` span; `end` names the outcome `fn` came to (null: the execution's stop cut it
-   * short, and the stop names it). A refused write or an outcome conflict under it becomes an
-   * event of that span (engine/tracing.ts, docs/guide/tracing.md, "Tracing").
-   */
-  traced<T>(step: StepSpanInfo, fn: () => Promise<T>, end: (value: T) => StepSpanEnd | null): Promise<T>;
   /** Notes a write of step `stepId` the fence refused (a receipt, a heartbeat) on the active span. */
   noteFenceRejected(stepId: string, write: "receipt" | "heartbeat", reason: string): void;
 }
@@ -67,7 +57,6 @@ export function reviveError(error: StoredError | null): Error {
 }
 
 export function createStepRecorder(exec: Execution): StepRecorder {
-  const { settings } = exec;
   let held: { outcome: StepOutcome; at: number } | null = null;
   let flushing: Promise<boolean> | null = null;
   // A held-back receipt is written as if its body had just finished: its elapsed time grows by
@@ -93,7 +82,6 @@ export function createStepRecorder(exec: Execution): StepRecorder {
       return exec.track(() => readStepResult(exec.db, exec.runId, recorded.stepId));
     },
 
-    json: (value, stepId) => toJsonText(value, { limit: settings.maxResultBytes, stepId }),
     revive: (error) => exec.noteRecordedFailure(reviveError(error)),
 
     holdBack(outcome, othersInFlight) {
@@ -130,8 +118,6 @@ export function createStepRecorder(exec: Execution): StepRecorder {
 
     takeHeld: release,
 
-    traced: (step, fn, end) => withStepSpan(exec, step, fn, end),
-
     noteFenceRejected,
   };
   return recorder;
@@ -144,6 +130,10 @@ async function writeOutcome(
   tx?: Executor,
   onRefused?: () => void,
 ): Promise<Extract<RecordResult, { owned: true }> | null> {
+  // The chunks of the step's stream are stored before its receipt: a reader never sees a step
+  // done before its stream. A step that wrote none has nothing to wait for.
+  const ending = exec.streams.end(outcome.stepId);
+  if (ending) await ending;
   // Once the claim is known lost (a refused write or heartbeat, a cancel), write nothing more.
   const stop = exec.stopReason?.kind;
   if (stop === "lost" || stop === "abandon") return null;
@@ -191,7 +181,7 @@ async function writeOutcome(
   return result;
 }
 
-/** Notes a write the fence refused on the active span (engine/tracing.ts). */
+/** Notes a write the fence refused on the active span (engine/run/tracing.ts). */
 function noteFenceRejected(stepId: string, write: "receipt" | "heartbeat", reason: string): void {
   traceEvent(TRACE_EVENTS.fenceRejected, () => ({
     "durable.step_id": stepId,

@@ -1,7 +1,7 @@
-import { InvalidInputError, StepLeaseLostError } from "../errors";
-import { toJsonText } from "../json";
-import { appendStream, type DurableDb } from "../store";
-import type { StreamWriter } from "../types";
+import { InvalidInputError, StepLeaseLostError } from "../../errors";
+import { toJsonText } from "../../json";
+import { appendStream, type DurableDb } from "../../store";
+import type { StreamWriter } from "../../types";
 
 /** How long a written chunk may wait in the buffer for others to share its round trip. */
 export const STREAM_FLUSH_MS = 20;
@@ -43,16 +43,17 @@ export class RunStreams {
     this.attempts.set(stepId, attempt);
   }
 
-  /** Sends what the attempt buffered and forgets it; rejects when the last chunks could not be stored. */
-  async end(stepId: string): Promise<void> {
+  /**
+   * Sends what the attempt buffered and forgets it; rejects when the last chunks could not be
+   * stored. Undefined when the attempt wrote nothing: most never do, and they cost no promise.
+   */
+  end(stepId: string): Promise<void> | undefined {
     this.attempts.delete(stepId);
     const buffer = this.buffers.get(stepId);
-    if (!buffer) return;
-    try {
-      await this.send(buffer, stepId);
-    } finally {
+    if (!buffer) return undefined;
+    return this.send(buffer, stepId).finally(() => {
       if (this.buffers.get(stepId) === buffer) this.buffers.delete(stepId);
-    }
+    });
   }
 
   writer(stepId: string): StreamWriter {

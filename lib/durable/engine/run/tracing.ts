@@ -7,9 +7,11 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import type { ClaimedRun } from "../store";
-import type { StepKind } from "../types";
-import type { Execution, Stop } from "./execution";
+import type { ClaimedRun } from "../../store";
+import type { Execution } from "./execution";
+import type { StepSpanEnd, StepSpanInfo, StepSpanOutcome, Stop } from "./step-host";
+
+export type { StepSpanEnd, StepSpanInfo, StepSpanOutcome };
 
 // OpenTelemetry spans and events of the engine (docs/guide/tracing.md, "Tracing"), through `@opentelemetry/api`
 // only: with no SDK registered its tracer is a no-op, and every span here is non-recording, so
@@ -36,31 +38,6 @@ export const TRACE_EVENTS = {
   /** A step's receipt met another outcome recorded first: the recorded one stands. */
   outcomeConflict: "step.outcome-conflict",
 } as const;
-
-/** What a `durable.step` span's attempt came to (`durable.outcome`). */
-export type StepSpanOutcome =
-  | "completed" // recorded (or held back to ride on the next write)
-  | "failed" // recorded as failed, or the step threw into the body
-  | "retry" // failed, recorded as waiting for its retry delay
-  | "suspended" // the run parked at this step (a wait, or while it ran)
-  | "yielded" // the run was given back while this step waited
-  | "lost" // the claim was lost: nothing more was written
-  | "abandoned" // past the deadline, or the database failed under a write
-  | "stopped"; // the run stopped for another step's mistake
-
-/** How a step's span ends: its outcome and, for a failure or a retry, the error. */
-export interface StepSpanEnd {
-  outcome: StepSpanOutcome;
-  error?: unknown;
-}
-
-/** The step a `durable.step` span is about. */
-export interface StepSpanInfo {
-  stepId: string;
-  kind: StepKind;
-  attempt: number;
-  isReclaim: boolean;
-}
 
 /**
  * The tracer, asked for each span: a provider registered (or replaced) after this module loaded is

@@ -1,7 +1,7 @@
 import type { Span } from "@opentelemetry/api";
-import { InvalidInputError, serializeError } from "../errors";
-import { toJsonText } from "../json";
-import { createStepApi } from "../steps/step-api";
+import { InvalidInputError, serializeError } from "../../errors";
+import { toJsonText } from "../../json";
+import { createStepApi } from "../../steps/step-api";
 import {
   type ClaimedRun,
   type ClaimRequest,
@@ -12,8 +12,10 @@ import {
   type RunEnd,
   releaseRun,
   suspendRun,
-} from "../store";
-import type { AnyWorkflow, WorkflowContext } from "../types";
+} from "../../store";
+import type { AnyWorkflow, WorkflowContext } from "../../types";
+import { wingStepMembers } from "../wings";
+import { buildStepHost } from "./build-step-host";
 import { Execution, type ExecutionSettings, PAST_RUN_DEADLINE, type Stop } from "./execution";
 import { failpoint } from "./failpoints";
 import { createStepRecorder, type StepRecorder } from "./step-recorder";
@@ -53,7 +55,7 @@ export interface ClaimChain {
  * receipts answer from the ledger), executes the next steps, and ends with exactly one write for
  * the way it stopped: complete, fail, park or give back. A suspended body is abandoned, not
  * awaited (docs/rules.md, rule 11b): its pending step promises never settle. All of it runs in a
- * `durable.run` span (engine/tracing.ts), whose events say what only this pass knows: a suspension,
+ * `durable.run` span (engine/run/tracing.ts), whose events say what only this pass knows: a suspension,
  * a refused write, an outcome conflict of the last receipt.
  */
 export function advanceClaimedRun(
@@ -96,7 +98,7 @@ async function advance(
   const ctx: WorkflowContext = {
     runId: claim.run.id,
     input: claim.run.input,
-    step: createStepApi(exec, recorder, workflow.callbacks),
+    step: createStepApi(buildStepHost(exec, recorder), workflow.callbacks, wingStepMembers()),
     abortSignal: exec.abort.signal,
     stream: (stepId) => exec.streams.writer(stepId),
     setMetadata: (patch) => exec.metadata.set(patch),

@@ -16,6 +16,11 @@ export function armFailpoint(spec?: string): void {
   [armedName, armedAction] = parse(spec);
 }
 
+/** Whether a failpoint is armed in this process (a step host reads its failpoint as null otherwise). */
+export function failpointArmed(): boolean {
+  return armedName !== null;
+}
+
 export type FailpointName =
   | "claim.after"
   | "receipt.before-write"

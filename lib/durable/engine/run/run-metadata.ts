@@ -1,8 +1,8 @@
 // Tags and metadata (docs/guide/runs.md, "Tags and metadata"): a start's tags are checked here,
 // and `ctx.setMetadata` keeps its patches here until the next write carries them.
-import { InvalidInputError } from "../errors";
-import { toJsonText } from "../json";
-import { hasUnstorableText } from "../text";
+import { InvalidInputError } from "../../errors";
+import { toJsonText } from "../../json";
+import { hasUnstorableText } from "../../text";
 
 export const MAX_TAGS = 10;
 export const MAX_TAG_LENGTH = 64;

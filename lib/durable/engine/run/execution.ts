@@ -1,25 +1,16 @@
 import type { z } from "zod";
-import { startTimer, type Timer } from "../duration";
-import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "../errors";
-import { storableName } from "../names";
-import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord, Wait } from "../store";
-import type { StepKind, WaitingFor } from "../types";
-import type { ComposeSupport } from "./compose-support";
+import { startTimer, type Timer } from "../../duration";
+import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "../../errors";
+import { storableName } from "../../names";
+import { never } from "../../steps/never";
+import type { ClaimedRun, DurableDb, MailboxEntry, StepRecord } from "../../store";
+import type { StepKind } from "../../types";
+import type { ComposeSupport } from "../compose-support";
 import { RunMetadata } from "./run-metadata";
 import { RunStreams } from "./run-streams";
+import type { Reached, StepMock, Stop } from "./step-host";
 
-/** Why an execution stops before its body returns. */
-export type Stop =
-  /** The next step does not fit in the budget: give the run back, due now. */
-  | { kind: "yield"; stepId: string }
-  /** The body waits (sleep, signal, poll, retry delay): park the run until the earliest wake. */
-  | { kind: "suspend"; waits: Wait[]; waitingFor: WaitingFor }
-  /** A mistake the body cannot recover from (a duplicate step id): fail the run now. */
-  | { kind: "fail"; error: unknown }
-  /** The fence moved on (a newer owner, a heal, a cancel): write nothing more. */
-  | { kind: "lost"; reason: string }
-  /** Past the invocation's deadline, or the database failed under a write: write nothing more. */
-  | { kind: "abandon"; reason: string };
+export type { StepMock, Stop };
 
 export interface ExecutionSettings {
   db: DurableDb;
@@ -47,21 +38,11 @@ export interface ExecutionSettings {
   compose?: ComposeSupport;
 }
 
-/**
- * What a mocked step attempt does instead of running its body: record `result` (after the same JSON
- * round trip as a real result), fail as if the body threw `error` (a string is an Error's message),
- * or fail with `StepTimeoutError` as the step's `timeout` would. Retries apply as configured.
- */
-export type StepMock = { result: unknown } | { error: Error | string } | { timeout: true };
-
 /** Finds the mock of a step of a run, if any. */
 export type StepMockLookup = (runId: string, stepId: string) => StepMock | undefined;
 
 /** The abandon reason of an execution whose run reached its deadline: the run is ended, not left. */
 export const PAST_RUN_DEADLINE = "the run passed its deadline";
-
-/** A promise that never settles: what a step returns once its run is suspended (docs/rules.md, rule 11b). */
-export const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
 /**
  * The state of one claimed run during one invocation: which steps this execution reached and in
@@ -77,10 +58,10 @@ export class Execution {
   /**
    * The errors this execution threw into the body from a failed receipt (recorded now or before):
    * a replay throws each again, so a body that throws one out has failed even while a sibling
-   * step suspended it (engine/advance.ts).
+   * step suspended it (engine/run/advance.ts).
    */
   private readonly recordedFailures = new WeakSet<object>();
-  /** The run's metadata and ctx.setMetadata's patches not yet written (engine/run-metadata.ts). */
+  /** The run's metadata and ctx.setMetadata's patches not yet written (engine/run/run-metadata.ts). */
   readonly metadata: RunMetadata;
   /** The callbacks this execution reached (`ctx.step.callback`), by callback id, with their schemas. */
   readonly callbacks = new Map<string, z.ZodType | undefined>();
@@ -220,9 +201,10 @@ export class Execution {
   /**
    * Marks `stepId` as reached by this execution: refuses a second use of the id (docs/rules.md,
    * rule 9), checks the kind against the ledger, and tells whether an earlier, lost execution may
-   * have run it (rule 7a: the run lost a claim and this execution has not yet written a receipt).
+   * have run it (rule 7a: the run lost a claim and this execution has not yet written a receipt),
+   * and which attempt an execution of it now would be.
    */
-  reach(stepId: string, kind: StepKind): { seq: number; recorded: StepRecord | undefined; isReclaim: boolean } {
+  reach(stepId: string, kind: StepKind): Reached {
     try {
       storableName(stepId, "step id");
     } catch (error) {
@@ -240,8 +222,11 @@ export class Execution {
         `step "${stepId}" replayed at position ${seq}, recorded at ${recorded.seq}: is the workflow deterministic?`,
       );
     }
-    const isReclaim = this.claim.run.lostClaims > 0 && !this.wroteReceipt;
-    return { seq, recorded, isReclaim };
+    const lostClaims = this.claim.run.lostClaims;
+    const isReclaim = lostClaims > 0 && !this.wroteReceipt;
+    // How many executions of the step may have happened before this one: never fewer (rule 7a).
+    const attempt = (recorded?.attempt ?? 0) + (isReclaim ? lostClaims : 0) + 1;
+    return { seq, recorded, isReclaim, attempt };
   }
 
   /** Whether the claim's ledger holds a row of `stepId` (any status), reached or not. */
@@ -252,11 +237,6 @@ export class Execution {
   /** Receipts of the ledger that this execution never reached (docs/rules.md, rule 13). */
   unreachedSteps(): string[] {
     return [...this.ledger.keys()].filter((id) => !this.reached.has(id));
-  }
-
-  /** How many executions of a step may have happened before this one (docs/rules.md, rule 7a: never fewer). */
-  priorAttempts(recorded: StepRecord | undefined, isReclaim: boolean): number {
-    return (recorded?.attempt ?? 0) + (isReclaim ? this.claim.run.lostClaims : 0);
   }
 
   /** Steps whose work is in flight now. */
