@@ -54,7 +54,10 @@ describe("check-layout, steps/", () => {
   beforeEach(() => {
     write("lib/durable/engine/run/step-host.ts", "export interface StepHost { now(): Date }\n");
     write("lib/durable/engine/wings.ts", "export const wings = new Map();\n");
-    write("lib/durable/store/index.ts", "export const recordStep = () => 1;\nexport type StepRecord = { id: string };\n");
+    write(
+      "lib/durable/store/index.ts",
+      "export const recordStep = () => 1;\nexport type StepRecord = { id: string };\n",
+    );
   });
 
   it("passes a step that imports the StepHost and store types only", () => {
