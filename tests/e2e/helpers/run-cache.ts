@@ -29,7 +29,7 @@ const PACK_INPUTS = [
 ];
 const DONE = ".done";
 
-/** The folder `parent/name`, made by `make` once; later calls (this run's or, in the temp dir, a later run's) find it done. */
+/** The folder `parent/name`, made by `make` once; a later call (in this run, or a later one's temp dir) finds it. */
 async function cached(parent: string, name: string, make: (dir: string) => Promise<void>): Promise<string> {
   const dir = path.join(parent, name);
   return withBuildLock(dir, async () => {
