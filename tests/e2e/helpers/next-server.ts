@@ -226,14 +226,33 @@ export interface StartNextDevOptions extends StartNextOptions {
  */
 export async function startNextDev(options: StartNextDevOptions = {}): Promise<NextServer> {
   const dir = options.dir ?? REPO_ROOT;
-  const port = options.port ?? (await freePort());
-  const host = options.hostname ? ["--hostname", options.hostname] : [];
-  return serve("next dev", [nextBin(dir), "dev", dir, "--port", String(port), ...host, ...(options.args ?? [])], {
-    ...options,
-    port,
-    env: { NODE_ENV: "development", ...options.env },
-    // An HTTP probe would wait for a page to compile: a connection is enough to know it listens.
-    probe: "tcp",
+  const release = await holdDevLock(dir);
+  try {
+    const port = options.port ?? (await freePort());
+    const host = options.hostname ? ["--hostname", options.hostname] : [];
+    const args = [nextBin(dir), "dev", dir, "--port", String(port), ...host, ...(options.args ?? [])];
+    const server = await serve("next dev", args, {
+      ...options,
+      port,
+      env: { NODE_ENV: "development", ...options.env },
+      // An HTTP probe would wait for a page to compile: a connection is enough to know it listens.
+      probe: "tcp",
+    });
+    return { ...server, stop: () => server.stop().finally(release) };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+/**
+ * `next dev` allows one dev server per app dir (a second one exits: "Another next dev server is
+ * already running in this directory"): test files that serve the same app under next dev take
+ * turns. Resolves once this one holds the dir, with the function that gives it back.
+ */
+function holdDevLock(dir: string): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    withBuildLock(`${dir}\u0000next-dev`, () => new Promise<void>((release) => resolve(release))).catch(reject);
   });
 }
 
