@@ -11,5 +11,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // PGlite instances are ~400 MB each: keep the number of parallel files modest on 2 cores.
     maxWorkers: 2,
+    // In-memory PGlite from one initdb snapshot (tests/helpers/pglite-snapshot.ts), and a folder per
+    // run for what the end-to-end files share (tests/e2e/helpers/run-cache.ts).
+    setupFiles: ["tests/helpers/pglite-snapshot.ts"],
+    globalSetup: ["tests/e2e/helpers/run-dir.ts"],
   },
 });

@@ -4,21 +4,12 @@
 // it prints, and one workflow with a sleep and a signal. Under `next dev` and under `next build` +
 // `next start` the run completes through the route files init wrote, watched by the status hook in
 // a page opened at 127.0.0.1; and the testing guide's recipe runs as written with `npx vitest run`.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  addOrderWorkflow,
-  copyFixture,
-  initApp,
-  npm,
-  npmInstall,
-  npx,
-  packTarball,
-  printedInstalls,
-} from "./helpers/fixture-app";
+import { addOrderWorkflow, copyFixture, initApp, npm, npmInstall, npx, printedInstalls } from "./helpers/fixture-app";
 import { FixtureSession } from "./helpers/fixture-session";
+import { npmInstallFixture, packedTarball } from "./helpers/run-cache";
 import { REPO_ROOT } from "./helpers/next-server";
 import { orderToCompletion } from "./helpers/order-scenario";
 
@@ -41,13 +32,12 @@ function testingRecipe() {
 
 describe("the app create-next-app 16.4 writes, with the durable-next package and init", () => {
   const app = copyFixture("create-next-app-16");
-  const out = mkdtempSync(path.join(os.tmpdir(), "durable-e2e-pack-"));
   let session: FixtureSession;
   let initOutput = "";
 
   beforeAll(async () => {
-    session = await FixtureSession.open(app, out);
-    const [tarball] = await Promise.all([packTarball(out), npmInstall(app)]);
+    session = await FixtureSession.open(app);
+    const [tarball] = await Promise.all([packedTarball(), npmInstallFixture(app, "create-next-app-16")]);
     await npmInstall(app, tarball);
     initOutput = await initApp(app);
     for (const args of printedInstalls(initOutput)) await npm(app, args);

@@ -3,8 +3,7 @@
 // a workflow, built and served with a run left waiting for its signal; then `npm install` of the
 // tarball this tree packs, `npx durable-next init` again, a new build and a new server. The run
 // that waited across the upgrade takes its signal on the new version and completes.
-import { mkdtempSync, readFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DurableClient, type Started } from "./helpers/durable-client";
@@ -14,11 +13,11 @@ import {
   initApp,
   npm,
   npmInstall,
-  packTarball,
   previousTarball,
   printedInstalls,
 } from "./helpers/fixture-app";
 import { FixtureSession } from "./helpers/fixture-session";
+import { npmInstallFixture, packedTarball } from "./helpers/run-cache";
 import { REPO_ROOT } from "./helpers/next-server";
 import { finishOrder, startOrder } from "./helpers/order-scenario";
 
@@ -27,7 +26,6 @@ const installedVersion = (app: string) =>
 
 describe("an app upgraded from the previous durable-next release to this one", () => {
   const app = copyFixture("create-next-app-16");
-  const out = mkdtempSync(path.join(os.tmpdir(), "durable-e2e-pack-"));
   const ours = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version as string;
   // The embedded PGlite in the app's .durable/ keeps the run across both servers.
   let session: FixtureSession;
@@ -35,8 +33,8 @@ describe("an app upgraded from the previous durable-next release to this one", (
   let waiting: Started;
 
   beforeAll(async () => {
-    session = await FixtureSession.open(app, out);
-    [tarball] = await Promise.all([packTarball(out), npmInstall(app)]);
+    session = await FixtureSession.open(app);
+    [tarball] = await Promise.all([packedTarball(), npmInstallFixture(app, "create-next-app-16")]);
   }, 600_000);
 
   afterAll(() => session?.close(), 120_000);

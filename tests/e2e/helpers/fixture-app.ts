@@ -147,14 +147,6 @@ export function printedInstalls(output: string): string[][] {
   ]);
 }
 
-/** `npm run pack -- --out <dir>`: the package built from this tree; resolves with the tarball's path. */
-export async function packTarball(out: string): Promise<string> {
-  const output = await npm(REPO_ROOT, ["run", "--silent", "pack", "--", "--out", out]);
-  const tarball = output.split("\n").find((line) => line.endsWith(".tgz"));
-  if (!tarball) throw new Error(`npm run pack printed no tarball:\n${output}`);
-  return tarball.trim();
-}
-
 /** The release before this one, as users installed it (tests/fixtures/packages; docs/guide/installing.md). */
 export function previousTarball(): string {
   const dir = path.join(REPO_ROOT, "tests/fixtures/packages");

@@ -13,7 +13,7 @@
 // build, and a lock serialises test files that ask at the same time (vitest runs two at once).
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import net from "node:net";
 import os from "node:os";
@@ -38,26 +38,28 @@ const SKIP_DIRS = new Set([
 const SKIP_FILE = (name: string) => name === "next-env.d.ts" || name.endsWith(".tsbuildinfo");
 
 /** Hash of every file that goes into the build (path and content). */
-export function sourceFingerprint(dir: string): string {
+export const sourceFingerprint = (dir: string): string => contentHash(dir, [""]);
+
+/**
+ * Hash of the files at `paths` under `root` (a path names a file or a folder, walked in name order,
+ * build output and installs skipped): their paths and contents, so any edit changes it.
+ */
+export function contentHash(root: string, paths: string[]): string {
   const hash = createHash("sha256");
   const walk = (rel: string) => {
-    const entries = readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((a, b) =>
-      a.name.localeCompare(b.name),
-    );
+    const full = path.join(root, rel);
+    if (!existsSync(full)) return;
+    if (!statSync(full).isDirectory()) {
+      hash.update(rel).update("\u0000").update(readFileSync(full)).update("\u0000");
+      return;
+    }
+    const entries = readdirSync(full, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
     for (const entry of entries) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (!SKIP_DIRS.has(entry.name)) walk(child);
-      } else if (entry.isFile() && !SKIP_FILE(entry.name)) {
-        hash
-          .update(child)
-          .update("\u0000")
-          .update(readFileSync(path.join(dir, child)))
-          .update("\u0000");
-      }
+      if (entry.isDirectory() ? !SKIP_DIRS.has(entry.name) : entry.isFile() && !SKIP_FILE(entry.name)) walk(child);
     }
   };
-  walk("");
+  for (const rel of paths) walk(rel);
   return hash.digest("hex");
 }
 
@@ -82,8 +84,11 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** A directory lock in the temp dir, one per app dir; a lock whose owner died is taken over. */
-async function withBuildLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+/**
+ * A directory lock in the temp dir, one per `dir` (an app dir, or a cache entry): the test files of
+ * a run that ask for the same build or cache at once take turns. A lock whose owner died is taken over.
+ */
+export async function withBuildLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   const lock = path.join(
     os.tmpdir(),
     `durable-next-build-${createHash("sha1").update(dir).digest("hex").slice(0, 12)}.lock`,
@@ -221,14 +226,33 @@ export interface StartNextDevOptions extends StartNextOptions {
  */
 export async function startNextDev(options: StartNextDevOptions = {}): Promise<NextServer> {
   const dir = options.dir ?? REPO_ROOT;
-  const port = options.port ?? (await freePort());
-  const host = options.hostname ? ["--hostname", options.hostname] : [];
-  return serve("next dev", [nextBin(dir), "dev", dir, "--port", String(port), ...host, ...(options.args ?? [])], {
-    ...options,
-    port,
-    env: { NODE_ENV: "development", ...options.env },
-    // An HTTP probe would wait for a page to compile: a connection is enough to know it listens.
-    probe: "tcp",
+  const release = await holdDevLock(dir);
+  try {
+    const port = options.port ?? (await freePort());
+    const host = options.hostname ? ["--hostname", options.hostname] : [];
+    const args = [nextBin(dir), "dev", dir, "--port", String(port), ...host, ...(options.args ?? [])];
+    const server = await serve("next dev", args, {
+      ...options,
+      port,
+      env: { NODE_ENV: "development", ...options.env },
+      // An HTTP probe would wait for a page to compile: a connection is enough to know it listens.
+      probe: "tcp",
+    });
+    return { ...server, stop: () => server.stop().finally(release) };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+/**
+ * `next dev` allows one dev server per app dir (a second one exits: "Another next dev server is
+ * already running in this directory"): test files that serve the same app under next dev take
+ * turns. Resolves once this one holds the dir, with the function that gives it back.
+ */
+function holdDevLock(dir: string): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    withBuildLock(`${dir}\u0000next-dev`, () => new Promise<void>((release) => resolve(release))).catch(reject);
   });
 }
 
