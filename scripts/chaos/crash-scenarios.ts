@@ -1,25 +1,13 @@
 // Chaos scenarios 1–5 (docs/invariants.md): workers killed at every failpoint, killed and frozen by a
 // nemesis, and frozen inside a transaction.
 import { sql } from "kysely";
-import type { FailpointName } from "../../lib/durable/engine/run/failpoints";
 import { drain } from "./drain";
 import { createChaosDatabase } from "./harness-db";
 import { seeded } from "./random";
 import { spawnWorker, type Worker } from "./workers";
 import { events, mark, type Scale, type ScenarioResult, sleep, startRuns } from "./scenario-support";
 import { until } from "./scenario-waits";
-
-export const FAILPOINTS: FailpointName[] = [
-  "claim.after",
-  "run.before-body",
-  "run.after-body",
-  "run.after-receipt",
-  "tx.after-effect",
-  "tx.after-receipt",
-  "tx.after-commit",
-  "finish.before",
-  "finish.after",
-];
+import { CRASH_POINTS } from "./crash-points";
 
 /**
  * 1–3: SIGKILL at every failpoint (after the effect before the receipt, after COMMIT before the response…),
@@ -28,17 +16,17 @@ export const FAILPOINTS: FailpointName[] = [
 export async function crashAtEveryFailpoint(scale: Scale): Promise<ScenarioResult> {
   const perPoint = scale.full ? 5 : 2;
   const { url, db } = await createChaosDatabase("durable_chaos_failpoints");
-  await startRuns(db, FAILPOINTS.length * perPoint + 2);
+  await startRuns(db, CRASH_POINTS.length * perPoint + 2);
   const problems: string[] = [];
   let kills = 0;
   for (let round = 0; round < perPoint; round++) {
     // One worker per failpoint at once: each claims its own run and dies at its point.
     const exits = await Promise.all(
-      FAILPOINTS.map((point) => spawnWorker(url, { DURABLE_FAILPOINT: `${point}:kill`, IDLE_EXIT_MS: "800" }).exited),
+      CRASH_POINTS.map((point) => spawnWorker(url, { DURABLE_FAILPOINT: `${point}:kill`, IDLE_EXIT_MS: "800" }).exited),
     );
     exits.forEach(({ signal, output }, i) => {
-      if (signal === "SIGKILL" && output.includes(`FAILPOINT ${FAILPOINTS[i]}`)) kills++;
-      else problems.push(`failpoint ${FAILPOINTS[i]} was not reached (exit ${signal ?? "normal"})`);
+      if (signal === "SIGKILL" && output.includes(`FAILPOINT ${CRASH_POINTS[i]}`)) kills++;
+      else problems.push(`failpoint ${CRASH_POINTS[i]} was not reached (exit ${signal ?? "normal"})`);
     });
   }
   problems.push(...(await drain(url, db)));
@@ -48,7 +36,7 @@ export async function crashAtEveryFailpoint(scale: Scale): Promise<ScenarioResul
     db,
     problems,
     counts: {
-      failpoints: FAILPOINTS.length,
+      failpoints: CRASH_POINTS.length,
       kills,
       "killed between effect and receipt": perPoint,
       "killed after COMMIT": perPoint,

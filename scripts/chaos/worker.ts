@@ -10,6 +10,7 @@
 import pg from "pg";
 import { armFailpoint, type FailpointName } from "../../lib/durable/engine/run/failpoints";
 import { connect, createDurable } from "../../lib/durable";
+import { CRASH_POINTS } from "./crash-points";
 import { createDurableRoutes } from "../../lib/durable/next";
 import { attachSink, chaosWorkflows } from "./workflow";
 import { randomFrom, seeded } from "./random";
@@ -23,17 +24,7 @@ const tickConcurrency = Number(process.env.TICK_CONCURRENCY ?? 1);
 const fanOut = Number(process.env.FAN_OUT ?? 0);
 const workConcurrency = Number(process.env.WORK_CONCURRENCY ?? 0);
 const random = seeded(Number(process.env.SEED ?? 1));
-const points = (process.env.KILL_POINTS?.split(",") as FailpointName[] | undefined) ?? [
-  "claim.after",
-  "run.before-body",
-  "run.after-body",
-  "run.after-receipt",
-  "tx.after-effect",
-  "tx.after-receipt",
-  "tx.after-commit",
-  "finish.before",
-  "finish.after",
-];
+const points = (process.env.KILL_POINTS?.split(",") as FailpointName[] | undefined) ?? CRASH_POINTS;
 
 const sinkPool = new pg.Pool({ connectionString: url.toString(), max: 2 });
 sinkPool.on("error", () => {});

@@ -52,7 +52,8 @@ export async function dropServerDatabases(names: Iterable<string>): Promise<void
   });
 }
 
-async function withAdmin(work: (admin: pg.Client) => Promise<void>): Promise<void> {
+/** Runs `work` on a connection of its own to the server's admin database (TEST_DATABASE_URL's). */
+export async function withAdmin(work: (admin: pg.Client) => Promise<void>): Promise<void> {
   const admin = new pg.Client({ connectionString: SERVER_URL });
   await admin.connect();
   try {

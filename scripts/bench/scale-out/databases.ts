@@ -1,23 +1,13 @@
 // The scale-out bench's databases (benchscale_*, dropped at the end) and the instance that starts runs.
 import { sql } from "kysely";
-import pg from "pg";
 import { connect, createDurable, type Durable } from "../../../lib/durable";
+import { withAdmin } from "../../support/server-database";
 import { SERVER_URL } from "../databases";
 import { STARTERS } from "./settings";
 import type { Secrets } from "./processes";
 import { keyedCall, providerCall, threeSteps } from "./app-under-test";
 
 const created = new Set<string>();
-
-async function withAdmin(work: (admin: pg.Client) => Promise<void>): Promise<void> {
-  const admin = new pg.Client({ connectionString: SERVER_URL });
-  await admin.connect();
-  try {
-    await work(admin);
-  } finally {
-    await admin.end();
-  }
-}
 
 /** Drops and creates `benchscale_<name>` on the server; returns its URL. */
 export async function freshDatabase(name: string): Promise<string> {
