@@ -22,6 +22,7 @@ const TOP_LEVEL = new Set([
   "ai-react.ts",
   // the vocabulary every layer shares
   "types.ts",
+  "signal-types.ts",
   "errors.ts",
   "duration.ts",
   "json.ts",

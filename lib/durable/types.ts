@@ -1,8 +1,19 @@
 // The types every layer shares: a workflow, its context, the step API and its options. They live
 // here, apart from the code that implements them, so that no two files import each other
-// (docs/layout.md). This file imports only types from libraries.
+// (docs/layout.md). This file imports only types from libraries, and the signals' types from
+// signal-types.ts, which it re-exports.
 import type { Transaction } from "kysely";
 import type { z } from "zod";
+import type {
+  CallbackSchemas,
+  NoSignals,
+  SignalName,
+  SignalOutput,
+  SignalPayload,
+  SignalSchemas,
+} from "./signal-types";
+
+export type { CallbackSchemas, NoSignals, SignalName, SignalOutput, SignalPayload, SignalSchemas };
 
 /**
  * A length of time: milliseconds as a number, or a string `<number><unit>` with unit
@@ -41,34 +52,6 @@ export interface StoredError {
   message: string;
   name?: string;
 }
-
-/** Zod schemas of the signals a workflow waits for, by signal name. */
-export type SignalSchemas = Record<string, z.ZodType>;
-/**
- * Zod schemas of a workflow's callback payloads, by the callback's step id (`ctx.step.callback(id)`):
- * a delivery parses with them (docs/guide/composition.md, "Callback URLs").
- */
-export type CallbackSchemas = Record<string, z.ZodType>;
-
-/** A workflow that declares no signals (it accepts any name). */
-export type NoSignals = Record<never, z.ZodType>;
-
-/** The signal names a workflow may wait for and be sent: the declared ones; any name when it declares none. */
-export type SignalName<TSignals extends SignalSchemas> = [keyof TSignals] extends [never]
-  ? string
-  : string extends keyof TSignals
-    ? string
-    : Extract<keyof TSignals, string>;
-
-/** What a wait on `K` resolves to: the declared schema's output (unknown when none is declared). */
-export type SignalOutput<TSignals extends SignalSchemas, K extends string> = K extends keyof TSignals
-  ? z.output<TSignals[K]>
-  : unknown;
-
-/** What a sender passes for `K`: the declared schema's input (unknown when none is declared). */
-export type SignalPayload<TSignals extends SignalSchemas, K extends string> = K extends keyof TSignals
-  ? z.input<TSignals[K]>
-  : unknown;
 
 /** The parts of a workflow's type, for typed calls that name the workflow. */
 export type InputOf<W extends AnyWorkflow> = z.input<W["input"]>;
