@@ -26,8 +26,6 @@ export interface Limits {
   maxFunction: number;
   /** The longest a file may be, in lines. */
   maxFile: number;
-  /** Files allowed over maxFile, each up to the length it has (it may shrink, never grow). */
-  knownLongFiles?: Readonly<Record<string, number>>;
 }
 
 export interface Checked {
@@ -35,17 +33,9 @@ export interface Checked {
   functions: Found[];
   /** One line per function or file over its limit; none when the sources comply. */
   problems: string[];
-  /** One line per known long file, said on every run so the exemption is never silent. */
-  exempt: string[];
 }
 
 export const DEFAULT_DIRS = ["lib/durable", "app", "scripts"];
-
-/**
- * Files over the cap today that a later change splits; each may not grow past the length given. The
- * checker names them on every run.
- */
-export const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {};
 
 /** A readable name for a function node: its own, or the variable, property or call it is given to. */
 function nameOf(node: ts.SignatureDeclaration, source: ts.SourceFile): string {
@@ -86,18 +76,11 @@ export function checkSources(sources: SourceText[], limits: Limits): Checked {
   const problems = functions
     .filter((fn) => fn.lines > limits.maxFunction)
     .map((fn) => `${fn.file}:${fn.line}: function ${fn.name}, ${fn.lines} lines (over ${limits.maxFunction})`);
-  const exempt: string[] = [];
   for (const { file, text } of sources) {
     const lines = lineCount(text);
-    const allowed = limits.knownLongFiles?.[file];
-    if (lines <= limits.maxFile) continue;
-    if (allowed !== undefined && lines <= allowed) {
-      exempt.push(`${file}: ${lines} lines, over ${limits.maxFile}, allowed up to ${allowed} until it is split`);
-    } else {
-      problems.push(`${file}: file of ${lines} lines (over ${limits.maxFile})`);
-    }
+    if (lines > limits.maxFile) problems.push(`${file}: file of ${lines} lines (over ${limits.maxFile})`);
   }
-  return { functions, problems, exempt };
+  return { functions, problems };
 }
 
 /**
@@ -120,17 +103,15 @@ function main(args: string[]) {
   const limits: Limits = {
     maxFunction: Number(flagValue("--max") ?? 80),
     maxFile: Number(flagValue("--max-file") ?? 400),
-    knownLongFiles: KNOWN_LONG_FILES,
   };
   const dirs = args.filter((arg, index) => !arg.startsWith("--") && !args[index - 1]?.startsWith("--"));
   const files = (dirs.length ? dirs : DEFAULT_DIRS).flatMap(listSources);
-  const { functions, problems, exempt } = checkSources(
+  const { functions, problems } = checkSources(
     files.map((file) => ({ file, text: readFileSync(file, "utf8") })),
     limits,
   );
   console.log(`The ${Math.min(top, functions.length)} longest of ${functions.length} functions:`);
   for (const fn of functions.slice(0, top)) console.log(`  ${fn.file}:${fn.line}: ${fn.name}, ${fn.lines} lines`);
-  for (const line of exempt) console.log(`Known long file: ${line}`);
   if (problems.length > 0) {
     console.error(`${problems.length} function(s) or file(s) over the limits:`);
     for (const line of problems) console.error(`  ${line}`);
