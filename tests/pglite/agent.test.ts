@@ -14,6 +14,7 @@ import {
   defineWorkflow,
   externalKeyFor,
   FatalStepError,
+  RunStateConflictError,
   TOOL_APPROVAL_SIGNAL,
   toolStep,
   txTool,
@@ -492,5 +493,15 @@ describe("ctx.step.ai.agent", () => {
     expect(output.steps[0].toolResults.map((r: any) => r.output)).toEqual(["sunny", { refunded: "3" }]);
     expect(output.text).toBe("done after 2 turns");
     expect(await durable.toolApprovals(id)).toEqual([]);
+  });
+});
+
+describe("durable.toolApprovals on a closed instance", () => {
+  it("refuses as every method of the facade does, before reading anything", async () => {
+    const closed = createDurable({ db: await connect("memory://"), workflows: [] });
+    await closed.migrate();
+    await closed.close();
+    await expect(closed.toolApprovals("any-run")).rejects.toThrow(RunStateConflictError);
+    await expect(closed.toolApprovals("any-run")).rejects.toThrow("this durable instance is closed");
   });
 });

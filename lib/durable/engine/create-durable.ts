@@ -25,7 +25,7 @@ import { completeCallback } from "./callbacks";
 import { listRunCallbacks } from "./run-callbacks";
 import { cancelById, compactNow, retryById } from "./control";
 import type { CancelOptions, Durable, DurableOptions, SignalInput, WingMethods } from "./durable-api";
-import { advanceClock, closeInstance, resolveInstance } from "./instance";
+import { advanceClock, assertOpen, closeInstance, resolveInstance } from "./instance";
 import { cancelManyRuns, forkRunFrom, retryManyRuns } from "./operations";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
 import { sendSignal } from "./signal";
@@ -108,7 +108,7 @@ export function createDurable(options: DurableOptions): Durable {
     close: () => closeInstance(instance),
     testing: { advanceClock: (duration) => advanceClock(instance, duration) },
   };
-  return withWingMethods(facade) as Durable; // with what the wings added: WingMethods
+  return withWingMethods(facade, () => assertOpen(instance)) as Durable; // with what the wings added: WingMethods
 }
 
 /** `preparedStatements` switches the naming of the pool connect() made (drivers/prepared-statements.ts). */

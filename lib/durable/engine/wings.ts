@@ -33,9 +33,9 @@ export interface Wing {
   steps?: Record<string, StepMember>;
   /**
    * Methods of the Durable facade, each made from the facade (kept for old callers), typed by the
-   * wing's augmentation of WingMethods (engine/durable-api.ts).
+   * wing's augmentation of WingMethods (engine/durable-api.ts). Each answers a promise.
    */
-  methods?: Record<string, (durable: any) => unknown>;
+  methods?: Record<string, (durable: any) => (...args: any[]) => Promise<unknown>>;
 }
 
 const wings = new Map<string, Wing>();
@@ -67,9 +67,20 @@ export function wingStepMembers(): ReadonlyMap<string, StepMember> {
   return members;
 }
 
-/** The facade with the wings' methods added. */
-export function withWingMethods<T extends object>(facade: T): T {
+/**
+ * The facade with the wings' methods added, each after `beforeCall` as the facade's own methods
+ * (a closed instance refuses them all alike).
+ */
+export function withWingMethods<T extends object>(facade: T, beforeCall: () => void): T {
   for (const wing of wings.values())
-    for (const [name, method] of Object.entries(wing.methods ?? {})) Object.assign(facade, { [name]: method(facade) });
+    for (const [name, make] of Object.entries(wing.methods ?? {})) {
+      const method = make(facade);
+      Object.assign(facade, {
+        [name]: async (...args: unknown[]) => {
+          beforeCall();
+          return method(...args);
+        },
+      });
+    }
   return facade;
 }
