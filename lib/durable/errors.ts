@@ -33,6 +33,7 @@ const DURABLE_ERROR_NAMES = new Set([
   "RunStateConflictError",
   "ChildRunFailedError",
   "CallbackNotFoundError",
+  "DecryptionError",
 ]);
 
 /** Base class: a string `code` (stable, snake_case) plus the message and optional `cause`. */
@@ -308,6 +309,34 @@ export class CallbackNotFoundError extends DurableError {
   }
   static is(e: unknown): e is CallbackNotFoundError {
     return hasName(e, "CallbackNotFoundError");
+  }
+}
+
+/**
+ * A stored payload could not be opened (docs/guide/encryption.md): no configured key has the id its
+ * envelope names (`reason: "missing_key"`: add the key, decrypt-only if it is retired), or the key
+ * with that id does not open it (`"unreadable"`: another secret under the same id, or changed bytes).
+ * Nothing is written on this path: the run stays as it is until the key is back.
+ */
+export class DecryptionError extends DurableError {
+  readonly keyId: string;
+  readonly reason: "missing_key" | "unreadable";
+  constructor(info: { keyId: string; reason: "missing_key" | "unreadable" }, options?: DurableErrorOptions) {
+    super(
+      "decryption_failed",
+      info.reason === "missing_key"
+        ? `a stored payload is encrypted under key "${info.keyId}", which is not configured ` +
+            "(encryption.keys or DURABLE_ENCRYPTION_KEYS)"
+        : `a stored payload encrypted under key "${info.keyId}" cannot be opened with that key: ` +
+            "its secret differs or the payload was altered",
+      options,
+    );
+    this.name = "DecryptionError";
+    this.keyId = info.keyId;
+    this.reason = info.reason;
+  }
+  static is(e: unknown): e is DecryptionError {
+    return hasName(e, "DecryptionError");
   }
 }
 
