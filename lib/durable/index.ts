@@ -34,9 +34,11 @@ export {
 } from "./engine/create-durable";
 export { defineWorkflow } from "./engine/define-workflow";
 export { MissingSecretError } from "./auth/secrets";
+export type { EncryptionKey, EncryptionOptions } from "./encryption/keys";
 export {
   CallbackNotFoundError,
   ChildRunFailedError,
+  DecryptionError,
   DuplicateStepIdError,
   DurableError,
   FatalStepError,

@@ -1,6 +1,7 @@
 // How often a step calls back into the engine (docs/layout.md, "The path of one step.run"): the
 // step API is driven over a claimed run on PGlite, with its host wrapped in a Proxy that counts
 // each verb called, from entering ctx.step.run (or tx) to its return.
+import { createPayloadCodec } from "../../lib/durable/encryption/payload-codec";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -44,6 +45,7 @@ async function countedHost(runId: string, start = true) {
     maxResultBytes: 1 << 20,
     inProcessWaitMs: 0,
     log: () => {},
+    codec: createPayloadCodec(),
   };
   const exec = new Execution(settings, claim, performance.now() + 55_000, 55_000);
   let calls: string[] = [];

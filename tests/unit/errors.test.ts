@@ -3,6 +3,7 @@ import * as errors from "@/lib/durable/errors";
 import {
   CallbackNotFoundError,
   ChildRunFailedError,
+  DecryptionError,
   DuplicateStepIdError,
   DurableError,
   FatalStepError,
@@ -45,6 +46,7 @@ const samples: Array<[DurableError, string, string, number]> = [
     500,
   ],
   [new CallbackNotFoundError(), "CallbackNotFoundError", "callback_not_found", 404],
+  [new DecryptionError({ keyId: "k1", reason: "missing_key" }), "DecryptionError", "decryption_failed", 500],
 ];
 
 // A deprecated name exported as another class's alias counts once.

@@ -2,6 +2,7 @@
 // (create-durable.ts re-exports every name here, where index.ts and testing.ts import them).
 import type { z } from "zod";
 import type { AnyKysely } from "../drivers/connect";
+import type { EncryptionOptions } from "../encryption/keys";
 import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
@@ -30,6 +31,11 @@ export interface DurableOptions {
   workflows: readonly AnyWorkflow[];
   /** Secrets; each defaults to its environment variable (docs/guide/deploying-to-vercel.md, "Deploying to Vercel"). */
   secrets?: { durable?: string; cron?: string; signal?: string };
+  /**
+   * Encryption at rest of run payloads (docs/guide/encryption.md): the first key that is not
+   * decrypt-only seals, all open. Unset: the keys of `DURABLE_ENCRYPTION_KEYS`, if it is set.
+   */
+  encryption?: EncryptionOptions;
   defaults?: DurableDefaults;
   /**
    * Allows `testing.advanceClock` (default: only where NODE_ENV is "test", as under vitest). It

@@ -3,6 +3,8 @@
 // claim-and-advance.ts). Nothing else keeps state between calls: the closing signal and the
 // once-only warning live here too.
 import { MAX_CLOCK_MS, toBoundedMs } from "../duration";
+import { ENCRYPTION_KEYS_VARIABLE, parseEncryptionKeys } from "../encryption/keys";
+import { createPayloadCodec, type PayloadCodec } from "../encryption/payload-codec";
 import { InvalidInputError, RunStateConflictError } from "../errors";
 import { DEFAULT_MAX_RESULT_BYTES } from "../json";
 import { type DurableDb, shiftClock } from "../store";
@@ -36,6 +38,8 @@ export interface DurableInstance {
   /** Whether `testing.advanceClock` may move the database clock. */
   readonly testing: boolean;
   readonly secrets: DurableOptions["secrets"];
+  /** Seals payloads as they are written and opens them as they are read (docs/guide/encryption.md). */
+  readonly codec: PayloadCodec;
   readonly log: (message: string) => void;
   readonly scheduler: Scheduler;
   readonly compactor: Compactor;
@@ -100,6 +104,7 @@ export function resolveInstance(options: DurableOptions, startSlot: StartSlot): 
     // Under vitest NODE_ENV is "test"; anywhere else the clock moves only on an instance made for it.
     testing: options.testing ?? process.env.NODE_ENV === "test",
     secrets: options.secrets,
+    codec: settings.codec,
     log,
     compactor: createCompactor({ db, retention: options.retention, log }),
     scheduler: createScheduler({
@@ -133,9 +138,17 @@ function resolveSettings(options: DurableOptions, db: DurableDb, log: (message: 
     inProcessWaitMs: toBoundedMs(defaults.inProcessWait ?? "5s", "defaults.inProcessWait"),
     budgetMs: toBoundedMs(defaults.budget ?? "55s", "defaults.budget"),
     log,
+    codec: codecOf(options.encryption),
     skipSleeps: options.skipSleeps === true,
     mockStep: options.mockStep,
   };
+}
+
+/** The payload codec of `encryption`, else of `DURABLE_ENCRYPTION_KEYS` when set, else the plain one. */
+function codecOf(encryption: DurableOptions["encryption"]): PayloadCodec {
+  const fromEnv = process.env[ENCRYPTION_KEYS_VARIABLE]?.trim();
+  if (encryption === undefined && fromEnv) return createPayloadCodec({ keys: parseEncryptionKeys(fromEnv) });
+  return createPayloadCodec(encryption);
 }
 
 /** Refuses a call on a closed instance. */

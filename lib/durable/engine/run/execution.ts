@@ -1,3 +1,4 @@
+import type { PayloadCodec } from "../../encryption/payload-codec";
 import type { z } from "zod";
 import { startTimer, type Timer } from "../../duration";
 import { DuplicateStepIdError, InvalidInputError, StepKindMismatchError } from "../../errors";
@@ -36,6 +37,8 @@ export interface ExecutionSettings {
   mockStep?: StepMockLookup;
   /** Child runs, status and callback tokens for the composition steps (engine/compose-support.ts). */
   compose?: ComposeSupport;
+  /** Seals payloads as they are written and opens them as they are read (encryption/payload-codec.ts). */
+  codec: PayloadCodec;
 }
 
 /** Finds the mock of a step of a run, if any. */
