@@ -1,0 +1,4 @@
+import { connect } from "@/lib/durable/drivers/connect";
+import { runPatchingContract } from "../contract/patching-contract";
+
+runPatchingContract("PGlite", () => connect("memory://"));
