@@ -88,7 +88,7 @@ export function runPatchingContract(label: string, openDb: () => Promise<Kysely<
       await resetDurableTables(db);
     });
 
-    it("a run asleep across a deploy takes the old path; a new run the new one; deprecatePatch replays both", async () => {
+    it("a run asleep across a deploy replays the old path, a new run takes the new; v3 replays both", async () => {
       const v1 = deploy(shipV1);
       await v1.start(shipV1, { sku: "a" }, { id: "old" });
       await v1.tick(BUDGET);
