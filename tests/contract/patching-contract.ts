@@ -5,7 +5,8 @@
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type AnyWorkflow, createDurable, type Durable, defineWorkflow, InvalidInputError } from "@/lib/durable";
+import { createDurable, type Durable, defineWorkflow, InvalidInputError } from "@/lib/durable";
+import type { AnyWorkflow } from "@/lib/durable/types";
 import { resetDurableTables } from "../helpers/databases";
 import { until } from "../helpers/until";
 
