@@ -19,9 +19,7 @@ beforeAll(async () => {
   effects.db = db;
   durable = createDurable({ db, workflows: [patchable], secrets: { durable: "t" } });
   await durable.migrate();
-  await sql`create table patch_effects (run_id text not null, attempt int not null, is_reclaim boolean not null)`.execute(
-    db,
-  );
+  await sql`create table patch_effects (run_id text not null, attempt int not null, is_reclaim boolean)`.execute(db);
 });
 afterAll(async () => {
   await durable?.close();
@@ -58,7 +56,7 @@ describe("a worker killed at a patch", () => {
     expect(rows.rows).toHaveLength(1);
   });
 
-  it("after its marker, inside the next step: the marker answers true and the step runs again as a reclaim", async () => {
+  it("after its marker, inside the next step: the marker answers true, the step runs again as a reclaim", async () => {
     const { id } = await durable.start(patchable, {}, { id: "after-marker" });
     await killWorkerAt(id, "run.after-body");
     expect((await durable.status(id))!.steps.map((step) => step.id)).toEqual(["patch:x"]);
