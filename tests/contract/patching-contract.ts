@@ -234,6 +234,24 @@ export function runPatchingContract(label: string, openDb: () => Promise<Kysely<
       });
     });
 
+    it("deprecatePatch over a run that took the old path says so, and the run goes on", async () => {
+      const v1 = deploy(shipV1);
+      await v1.start(shipV1, { sku: "s" }, { id: "skipped" });
+      await v1.tick(BUDGET);
+      // v3 deployed while a run that passed the patch on the old code is still in flight (a mistake
+      // list({ beforePatch }) would have shown): the log names the run and the marker it lacks.
+      const v3 = deploy(shipV3);
+      await v3.testing.advanceClock("1d");
+      await v3.tick(BUDGET);
+      expect(logs).toEqual(
+        expect.arrayContaining([
+          "[skipped] patch:fraud-check is deprecated, but the run went on past it without its marker " +
+            "(it took the old path): its replay may diverge",
+        ]),
+      );
+      expect(await v3.status("skipped")).toMatchObject({ status: "completed", output: "v3 path" });
+    });
+
     it("refuses a patch id that is not a storable name: the run fails, naming the call", async () => {
       const bad: unknown[] = ["", "x".repeat(250), "a\u0000b", "\ud800", 42, undefined, null, ["x"]];
       const caught: unknown[] = [];
