@@ -57,6 +57,7 @@ async function readPage(durable: Durable, filters: ListFilters, cursor: string |
     tag: filters.tag,
     version: filters.version,
     parentId: filters.parent,
+    beforePatch: filters.beforePatch,
     limit: 25,
   };
   try {
@@ -78,6 +79,7 @@ function filtersOf(params: Awaited<Props["searchParams"]>): { filter: Filter; fi
     tag: first(params.tag),
     version: first(params.version),
     parent: first(params.parent),
+    beforePatch: first(params.beforePatch),
   };
   return { filter, filters };
 }
@@ -104,7 +106,7 @@ export default async function Home({ searchParams }: Props) {
   ]);
   const outcomes = await readOutcomes(durable.db, page.runs);
   const now = Date.now();
-  const narrowed = Boolean(filters.workflow || filters.tag || filters.version || filters.parent);
+  const narrowed = Boolean(filters.workflow || filters.tag || filters.version || filters.parent || filters.beforePatch);
   const workflowNames = [...durable.workflows.keys()].sort();
 
   return (

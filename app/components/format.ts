@@ -55,4 +55,5 @@ export const STEP_KIND_LABELS: Record<string, string> = {
   start: "child run · started, not waited for",
   any: "race · the first branch wins",
   callback: "callback URL",
+  patch: "patch marker · took the patched path",
 };

@@ -7,9 +7,11 @@ export interface ListFilters {
   tag?: string;
   version?: string;
   parent?: string;
+  /** Runs not yet past this patch (`list({ beforePatch })`, docs/guide/versions.md, "Patching"). */
+  beforePatch?: string;
 }
 
-export const FILTER_FIELDS = ["status", "workflow", "tag", "version", "parent"] as const;
+export const FILTER_FIELDS = ["status", "workflow", "tag", "version", "parent", "beforePatch"] as const;
 
 /** The list's URL for these filters (and a cursor): only the fields given. */
 export function listHref(filters: ListFilters, cursor?: string): string {
@@ -28,7 +30,7 @@ export function listHref(filters: ListFilters, cursor?: string): string {
  * without JavaScript. The status stays what its tab says.
  */
 export function RunFilters({ filters, workflows }: { filters: ListFilters; workflows: string[] }) {
-  const narrowed = Boolean(filters.workflow || filters.tag || filters.version || filters.parent);
+  const narrowed = Boolean(filters.workflow || filters.tag || filters.version || filters.parent || filters.beforePatch);
   return (
     <form method="get" action="/" className="run-filters" data-testid="run-filters" aria-label="Filter runs">
       {filters.status ? <input type="hidden" name="status" value={filters.status} /> : null}
@@ -54,6 +56,10 @@ export function RunFilters({ filters, workflows }: { filters: ListFilters; workf
       <label className="field">
         <span>Parent run</span>
         <input name="parent" defaultValue={filters.parent ?? ""} className="text-input" maxLength={255} />
+      </label>
+      <label className="field">
+        <span>Before patch</span>
+        <input name="beforePatch" defaultValue={filters.beforePatch ?? ""} className="text-input" maxLength={249} />
       </label>
       <div className="field field-buttons">
         <button type="submit" className="button">

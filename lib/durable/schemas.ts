@@ -15,6 +15,7 @@ export const stepKindValues = z.enum([
   "start",
   "any",
   "callback",
+  "patch",
 ]);
 export const waitKindValues = z.enum(["signal", "sleep", "poll", "retry", "run", "any", "callback"]);
 export const terminalStatuses = ["completed", "failed", "cancelled"] as const;

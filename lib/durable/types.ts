@@ -1,7 +1,6 @@
-// The types every layer shares: a workflow, its context, the step API and its options. They live
-// here, apart from the code that implements them, so that no two files import each other
-// (docs/layout.md). This file imports only types from libraries, and the signals' types from
-// signal-types.ts, which it re-exports.
+// The types every layer shares (a workflow, its context, the step API and its options), apart from the code that
+// implements them so that no two files import each other (docs/layout.md). It imports only types from libraries,
+// and the signals' types from signal-types.ts, which it re-exports.
 import type { Transaction } from "kysely";
 import type { z } from "zod";
 import type {
@@ -37,7 +36,8 @@ export type StepKind =
   /** A race (`ctx.step.waitForAny`) or a wait on a callback (`ctx.step.waitForCallback`). */
   | "any"
   /** A callback URL made (`ctx.step.callback`). */
-  | "callback";
+  | "callback"
+  | "patch"; // a patch's marker (ctx.patched)
 export type StepState = "running" | "waiting" | "completed" | "failed";
 /** What a waiting run waits for, as `RunStatus.waitingFor` shows it. */
 export type WaitingFor = {
@@ -149,6 +149,9 @@ export interface WorkflowContext<TInput = unknown, TSignals extends SignalSchema
    * @throws InvalidInputError when it is not a JSON object or the merged metadata is over 4 KiB
    */
   setMetadata(patch: Record<string, unknown>): void;
+  /** A journaled boolean: false where older code went on past here, else true (docs/guide/versions.md, "Patching"). */
+  patched(id: string): Promise<boolean>;
+  deprecatePatch(id: string): Promise<void>; // where patched(id) stood, once no run takes the old path
   log: (...args: unknown[]) => void;
   /** @internal type carrier for signal payloads */
   readonly signals?: { [K in keyof TSignals]: z.output<TSignals[K]> };

@@ -32,6 +32,8 @@ describe("GET /api/durable/runs filters", () => {
     expect((await list("tag=vip&status=failed,cancelled")).runs).toHaveLength(0);
     expect((await list(`metadata=${encodeURIComponent('{"none":1}')}`)).runs).toHaveLength(0);
     expect((await list("version=9")).runs).toHaveLength(0);
+    // Not finished, and no marker of the patch (docs/guide/versions.md, "Patching").
+    expect((await list("beforePatch=fraud-check")).runs.map((run) => run.id)).toEqual(["tag-3", "tag-2"]);
     expect(
       (await list(`createdAfter=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).runs,
     ).toEqual([]);
@@ -53,6 +55,8 @@ describe("GET /api/durable/runs filters", () => {
       `metadata=${encodeURIComponent("[1]")}`,
       "createdAfter=yesterday",
       "createdBefore=2025-13-45",
+      "beforePatch=",
+      `beforePatch=${"p".repeat(250)}`,
       // A filter that names nothing once parsed: refused, not taken as "every run".
       `metadata=${encodeURIComponent("{}")}`,
       "metadata=",

@@ -196,6 +196,11 @@ export interface RunFilterOptions {
   createdAfter?: Date | string;
   /** Created strictly before this time. */
   createdBefore?: Date | string;
+  /**
+   * Runs not yet past patch `id` (docs/guide/versions.md, "Patching"): not finished, and without
+   * its marker, so they may still take the old path (or reach the patch later).
+   */
+  beforePatch?: string;
 }
 
 /** What `cancelMany` and `retryMany` answer. */

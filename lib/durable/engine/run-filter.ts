@@ -8,6 +8,7 @@ import { runStatusValues } from "../schemas";
 import { narrowsRuns, type RunQuery } from "../store";
 import type { RunState } from "../types";
 import type { RunFilterOptions } from "./durable-api";
+import { patchMarkerId } from "./run/patches";
 import { checkTag, jsonObject, MAX_METADATA_BYTES } from "./run/run-metadata";
 
 const FILTER_KEYS = new Set([
@@ -19,6 +20,7 @@ const FILTER_KEYS = new Set([
   "metadata",
   "createdAfter",
   "createdBefore",
+  "beforePatch",
 ]);
 
 /**
@@ -49,6 +51,7 @@ export function checkRunFilter(filter: unknown, what: string, extra: readonly st
   if (given.metadata !== undefined) query.metadata = metadataFilter(given.metadata, what);
   if (given.createdAfter !== undefined) query.createdAfter = date(given.createdAfter, "createdAfter", what);
   if (given.createdBefore !== undefined) query.createdBefore = date(given.createdBefore, "createdBefore", what);
+  if (given.beforePatch !== undefined) query.beforePatch = patchMarkerId(given.beforePatch, `${what}: beforePatch`);
   return query;
 }
 

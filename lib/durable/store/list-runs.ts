@@ -19,6 +19,11 @@ export interface RunQuery {
   /** Created strictly after / before. */
   createdAfter?: Date;
   createdBefore?: Date;
+  /**
+   * Not finished, and no receipt of this step id: a patch's marker (`patch:<id>`), for the runs
+   * that have not passed the patch (engine/run/patches.ts).
+   */
+  beforePatch?: string;
 }
 
 export interface RunFilter extends RunQuery {
@@ -67,6 +72,11 @@ export function runConditions(query: RunQuery, after?: RunPosition): RawBuilder<
   }
   if (query.createdAfter) where.push(sql`created_at > ${query.createdAfter.toISOString()}::timestamptz`);
   if (query.createdBefore) where.push(sql`created_at < ${query.createdBefore.toISOString()}::timestamptz`);
+  if (query.beforePatch !== undefined) {
+    // The marker is looked up by the steps' primary key (run_id, step_id): one probe per run.
+    where.push(sql`status in ('pending', 'running', 'waiting') and not exists (
+      select 1 from durable_steps s where s.run_id = durable_runs.id and s.step_id = ${query.beforePatch})`);
+  }
   if (after) {
     where.push(
       sql`(created_at, id) < (timestamptz 'epoch' + ${after[0]}::bigint * interval '1 microsecond', ${after[1]})`,

@@ -13,7 +13,7 @@ alter domain durable_run_status add constraint durable_run_status_check CHECK ((
 create domain durable_run_tags as text[];
 alter domain durable_run_tags add constraint durable_run_tags_check CHECK ((cardinality(VALUE) <= 10));
 create domain durable_step_kind as text;
-alter domain durable_step_kind add constraint durable_step_kind_check CHECK ((VALUE = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text, 'invoke'::text, 'start'::text, 'any'::text, 'callback'::text])));
+alter domain durable_step_kind add constraint durable_step_kind_check CHECK ((VALUE = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text, 'invoke'::text, 'start'::text, 'any'::text, 'callback'::text, 'patch'::text]))) NOT VALID;
 create domain durable_step_status as text;
 alter domain durable_step_status add constraint durable_step_status_check CHECK ((VALUE = ANY (ARRAY['running'::text, 'waiting'::text, 'completed'::text, 'failed'::text])));
 

@@ -18,6 +18,7 @@ import { wingStepMembers } from "../wings";
 import { buildStepHost } from "./build-step-host";
 import { Execution, type ExecutionSettings, PAST_RUN_DEADLINE, type Stop } from "./execution";
 import { failpoint } from "./failpoints";
+import { createPatchCalls } from "./patches";
 import { createStepRecorder, type StepRecorder } from "./step-recorder";
 import { spanEvent, TRACE_EVENTS, withRunSpan } from "./tracing";
 
@@ -102,6 +103,7 @@ async function advance(
     abortSignal: exec.abort.signal,
     stream: (stepId) => exec.streams.writer(stepId),
     setMetadata: (patch) => exec.metadata.set(patch),
+    ...createPatchCalls(exec, recorder),
     log,
   };
   const body: Promise<BodyEnd> = Promise.resolve()

@@ -237,6 +237,22 @@ export class Execution {
     return this.ledger.has(stepId);
   }
 
+  /** The body's position: how many steps (patch markers included) this execution has reached. */
+  get position(): number {
+    return this.nextSeq;
+  }
+
+  /**
+   * Whether the ledger holds a row at or beyond position `seq` that this execution has not
+   * reached: the code that wrote the run went on past this point (`ctx.patched`, engine/run/patches.ts).
+   */
+  hasReceiptsFrom(seq: number): boolean {
+    for (const step of this.ledger.values()) {
+      if (step.seq >= seq && !this.reached.has(step.stepId)) return true;
+    }
+    return false;
+  }
+
   /** Receipts of the ledger that this execution never reached (docs/rules.md, rule 13). */
   unreachedSteps(): string[] {
     return [...this.ledger.keys()].filter((id) => !this.reached.has(id));

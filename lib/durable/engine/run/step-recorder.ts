@@ -176,8 +176,9 @@ async function writeOutcome(
     }));
   }
   // A start whose child could not be inserted wrote no receipt: later steps may still be reclaims
-  // (docs/rules.md, rule 7a).
-  if (result.conflict || !result.notStarted) exec.noteReceiptWritten();
+  // (docs/rules.md, rule 7a). Nor does a patch marker end them: the lost owner may have run older
+  // code, without the patch, past this point (docs/guide/versions.md, "Patching").
+  if ((result.conflict || !result.notStarted) && outcome.kind !== "patch") exec.noteReceiptWritten();
   return result;
 }
 

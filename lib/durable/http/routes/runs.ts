@@ -24,6 +24,7 @@ const listQuery = z
     metadata: z.string().max(16_384).optional(),
     createdAfter: z.string().max(64).optional(),
     createdBefore: z.string().max(64).optional(),
+    beforePatch: storedName.optional(),
     limit: z.coerce.number().int().min(1).max(200).optional(),
     cursor: z.string().min(1).max(1000).optional(),
   })
