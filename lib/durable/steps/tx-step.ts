@@ -17,8 +17,12 @@ import { resultJson } from "./effect-body";
  * receipt is written through it) and the handle the body gets.
  */
 export interface TxRunner<H> {
-  /** `home` is the durable store's own handle (PGlite's one session is held through it). */
-  open<R>(home: DurableDb, work: (store: Executor, handle: H) => Promise<R>): Promise<R>;
+  /**
+   * `home` is the durable store's own handle (PGlite's one session is held through it);
+   * `remainingMs`, what is left of the invocation's budget: no receipt is written after it, so a
+   * library that times its transactions out (Prisma) is given that long.
+   */
+  open<R>(home: DurableDb, work: (store: Executor, handle: H) => Promise<R>, remainingMs: number): Promise<R>;
   /**
    * Set for a transaction not opened on the store's own handle: what it is opened on (a Drizzle
    * db), and how to name it in an error. Before the first body on it, the transaction must see
