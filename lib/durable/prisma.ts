@@ -3,6 +3,9 @@
 // transaction, exactly once, as `ctx.step.tx` does with Kysely (docs/guide/prisma.md;
 // docs/rules.md, rule 14). It imports nothing of Prisma (the client is the app's, generated from
 // its schema), and index.ts never imports this file.
+import type { PGlite } from "@electric-sql/pglite";
+import type { AnyKysely } from "./drivers/connect";
+import { embeddedPGliteOf } from "./drivers/embedded";
 import { kyselyOverPrisma, type PrismaExecutor } from "./drivers/prisma-executor";
 import { InvalidInputError } from "./errors";
 import type { CarriesTxWith, TxRunner } from "./steps/tx-step";
@@ -46,6 +49,19 @@ export async function prismaTx<TClient extends PrismaClientLike, T>(
   return (await txWith(id, runnerFor(prisma), fn, options)) as Jsonified<T>;
 }
 
+/**
+ * The PGlite instance behind a handle `connect()` opened on the embedded database (local
+ * development, `createTestDurable`), for `new PrismaPGlite(...)` of `pglite-prisma-adapter`: a
+ * Prisma client on it shares the store's one session. The same as `pgliteOf` of
+ * `durable-next/drizzle`, without loading Drizzle.
+ * @throws InvalidInputError for a handle on a server (use the server's URL for Prisma too)
+ */
+export function pgliteOf(db: AnyKysely): PGlite {
+  const pglite = embeddedPGliteOf(db);
+  if (!pglite) throw new InvalidInputError("pgliteOf: this handle is not on PGlite opened by connect()");
+  return pglite;
+}
+
 const RUNNERS = new WeakMap<object, TxRunner<any>>();
 
 // Prisma closes an interactive transaction after `timeout` (5 s unless the client says otherwise)
@@ -63,18 +79,25 @@ function runnerFor<TClient extends PrismaClientLike>(prisma: TClient): TxRunner<
   }
   const runner: TxRunner<PrismaTransactionOf<TClient>> = {
     foreign: { handle: prisma, name: "Prisma client" },
-    async open(_home, work, remainingMs) {
+    open(home, work, remainingMs) {
       const limit = Math.max(AT_LEAST_MS, Math.ceil(remainingMs));
       // The body's own errors pass as they are: they are the step's failure.
-      return await prisma.$transaction(
-        (tx) => {
-          if (typeof (tx as Partial<PrismaExecutor>)?.$queryRawUnsafe !== "function") {
-            throw new InvalidInputError("prismaTx: the Prisma client's transaction has no $queryRawUnsafe");
-          }
-          return work(kyselyOverPrisma<DurableTables>(tx as PrismaExecutor), tx);
-        },
-        { maxWait: limit, timeout: limit },
-      );
+      const transaction = async () =>
+        await prisma.$transaction(
+          (tx) => {
+            if (typeof (tx as Partial<PrismaExecutor>)?.$queryRawUnsafe !== "function") {
+              throw new InvalidInputError("prismaTx: the Prisma client's transaction has no $queryRawUnsafe");
+            }
+            return work(kyselyOverPrisma<DurableTables>(tx as PrismaExecutor), tx);
+          },
+          { maxWait: limit, timeout: limit },
+        );
+      // On PGlite (a client over pglite-prisma-adapter on the store's own instance) there is one
+      // session: Prisma's transaction must exclude the store's own, which PGlite's lock does not
+      // cover (drivers/pglite-dialect.ts holds its own). Holding the store's one connection around
+      // it does, as lib/durable/drizzle.ts does for Drizzle's.
+      if (embeddedPGliteOf(home)) return home.connection().execute(transaction);
+      return transaction();
     },
   };
   RUNNERS.set(prisma, runner);

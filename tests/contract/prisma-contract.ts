@@ -1,7 +1,9 @@
-// prismaTx (lib/durable/prisma.ts, docs/guide/prisma.md), one suite run on each driver adapter
-// on the real server: @prisma/adapter-pg and Neon's (@prisma/adapter-neon, over a local WebSocket
-// proxy). The cases of tests/contract/drizzle-contract.ts that apply, plus a retried body and the
-// values JavaScript can hold. PGlite has no Prisma adapter in this stack (docs/guide/prisma.md).
+// prismaTx (lib/durable/prisma.ts, docs/guide/prisma.md), one suite run on each driver adapter:
+// pglite-prisma-adapter on the store's own PGlite in process, @prisma/adapter-pg and Neon's
+// (@prisma/adapter-neon, over a local WebSocket proxy) on the real server. The cases of
+// tests/contract/drizzle-contract.ts, plus a retried body and the values JavaScript can hold. What
+// only a server can show (a stale owner, racing owners, a SIGKILLed worker) runs when the harness
+// offers a second owner and a worker process.
 import { sql } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -24,10 +26,10 @@ export interface PrismaHarness {
   open(): Promise<PrismaSide>;
   /** A Prisma client on another database: "bare" has no durable tables, "migrated" has them. */
   foreign(kind: "bare" | "migrated"): Promise<{ prisma: PrismaClient; close(): Promise<void> }>;
-  /** A second owner on the same database, with pools of its own. */
-  another(): Promise<PrismaSide>;
-  /** A worker process that ticks and is SIGKILLed at `point` (once it said so). */
-  killWorkerAt(point: "inside-tx" | "tx.after-receipt"): Promise<void>;
+  /** On a server: a second owner on the same database, with pools of its own. */
+  another?(): Promise<PrismaSide>;
+  /** On a server: a worker process that ticks and is SIGKILLed at `point` (once it said so). */
+  killWorkerAt?(point: "inside-tx" | "tx.after-receipt"): Promise<void>;
 }
 
 const secrets = { durable: "t" };
@@ -188,109 +190,114 @@ export function runPrismaContract(label: string, harness: PrismaHarness) {
       });
     }
 
-    it("a stale owner's transaction rolls back; its successor's effect is the one that commits", async () => {
-      const second = await harness.another();
-      const durableB = createDurable({
-        db: second.db,
-        workflows: prismaWorkflows(second.prisma).all,
-        secrets,
-        log: () => {},
-      });
-      try {
-        const a = gate();
-        const b = gate();
-        probe.inside = (_runId, s) => {
-          const g = s.attempt === 1 ? a : b;
-          g.reach();
-          return g.opened;
-        };
-        const { id } = await durable.start(wf.order, { amount: 7 }, { id: "stale" });
-        const ticking = durable.tick(BUDGET);
-        await a.reached; // the first owner's effect is written, uncommitted
-        await durable.testing.advanceClock("42s"); // past its lease (40 s budget + 1 s margin)
-        const ticking2 = durableB.tick(BUDGET);
-        await b.reached; // the second owner's too: both bodies are inside their transactions
-        a.open();
-        b.open();
-        const [reportA, reportB] = await Promise.all([ticking, ticking2]);
-        expect(reportA).toMatchObject({ claimed: 1, completed: 0 });
-        expect(reportB).toMatchObject({ claimed: 1, completed: 1, healed: 1 });
-        expect(await effectRows(side.prisma)).toMatchObject([{ runId: id, attempt: 2, amount: 7 }]);
-        expect((await durable.status(id))!.output).toMatchObject({ attempt: 2, isReclaim: true });
-        expect(probe.calls.get(id)).toBe(2);
-        expect(await receipts(id)).toHaveLength(1);
-        // The stale owner's tick ends as soon as its write is refused; its transaction's rollback
-        // and the note of the refusal come right after.
-        const rejections = async () =>
-          (
-            await sql<{ n: number }>`
-              select count(*)::int as n from durable_events
-               where run_id = ${id} and kind = 'fence.rejected'`.execute(side.db)
-          ).rows[0]!.n;
-        await until(async () => (await rejections()) > 0);
-        expect(await rejections()).toBe(1);
-      } finally {
-        await durableB.close();
-        await second.close();
-      }
-    });
-
-    it("owners racing over many runs write each effect once", async () => {
-      const RUNS = 40;
-      const sides = [side, ...(await Promise.all([harness.another(), harness.another(), harness.another()]))];
-      const owners = sides.map((s, i) =>
-        i === 0
-          ? durable
-          : createDurable({ db: s.db, workflows: prismaWorkflows(s.prisma).all, secrets, log: () => {} }),
-      );
-      try {
-        for (let i = 0; i < RUNS; i++) await durable.start(wf.order, { amount: i }, { id: `race-${i}` });
-        const claimed = await Promise.all(
-          owners.map(async (owner) => {
-            let n = 0;
-            for (;;) {
-              const report = await owner.tick(BUDGET);
-              n += report.claimed;
-              if (report.claimed === 0) return n;
-            }
-          }),
-        );
-        expect(claimed.reduce((x, y) => x + y, 0)).toBe(RUNS);
-        expect(claimed.filter((n) => n > 0).length).toBeGreaterThan(1);
-        const rows = await effectRows(side.prisma);
-        expect(rows).toHaveLength(RUNS);
-        expect(new Set(rows.map((r) => r.runId)).size).toBe(RUNS);
-        for (let i = 0; i < RUNS; i++) expect(probe.calls.get(`race-${i}`)).toBe(1);
-        const done = await sql<{ n: number }>`
-          select count(*)::int as n from durable_runs where status = 'completed'`.execute(side.db);
-        expect(done.rows[0]!.n).toBe(RUNS);
-      } finally {
-        await Promise.all(owners.slice(1).map((o) => o.close()));
-        await Promise.all(sides.slice(1).map((s) => s.close()));
-      }
-    });
-
-    for (const point of ["inside-tx", "tx.after-receipt"] as const) {
-      const where = point === "inside-tx" ? "inside the body" : "after the receipt, before the commit";
-      it(`a worker SIGKILLed ${where} leaves neither effect nor receipt; the next owner runs it once`, async () => {
-        const { id } = await durable.start(wf.order, { amount: 3 }, { id: `killed-${point}` });
-        await harness.killWorkerAt(point);
-        expect((await durable.status(id))!.status).toBe("running");
-        expect(await effectRows(side.prisma)).toEqual([]);
-        expect(await receipts(id)).toEqual([]);
-        await durable.testing.advanceClock("42s");
-        expect(await durable.tick(BUDGET)).toMatchObject({ claimed: 1, completed: 1, healed: 1 });
-        expect(await effectRows(side.prisma)).toMatchObject([{ runId: id, attempt: 2, amount: 3 }]);
-        expect((await durable.status(id))!.output).toMatchObject({ attempt: 2, isReclaim: true });
-        expect(await receipts(id)).toHaveLength(1);
-        // The killed backend's transaction is gone, not left idle in transaction.
-        await until(async () => {
-          const idle = await sql<{ n: number }>`
-            select count(*)::int as n from pg_stat_activity
-             where datname = current_database() and state like 'idle in transaction%'`.execute(side.db);
-          return idle.rows[0]!.n === 0;
+    const { another, killWorkerAt } = harness;
+    if (another) {
+      it("a stale owner's transaction rolls back; its successor's effect is the one that commits", async () => {
+        const second = await another();
+        const durableB = createDurable({
+          db: second.db,
+          workflows: prismaWorkflows(second.prisma).all,
+          secrets,
+          log: () => {},
         });
+        try {
+          const a = gate();
+          const b = gate();
+          probe.inside = (_runId, s) => {
+            const g = s.attempt === 1 ? a : b;
+            g.reach();
+            return g.opened;
+          };
+          const { id } = await durable.start(wf.order, { amount: 7 }, { id: "stale" });
+          const ticking = durable.tick(BUDGET);
+          await a.reached; // the first owner's effect is written, uncommitted
+          await durable.testing.advanceClock("42s"); // past its lease (40 s budget + 1 s margin)
+          const ticking2 = durableB.tick(BUDGET);
+          await b.reached; // the second owner's too: both bodies are inside their transactions
+          a.open();
+          b.open();
+          const [reportA, reportB] = await Promise.all([ticking, ticking2]);
+          expect(reportA).toMatchObject({ claimed: 1, completed: 0 });
+          expect(reportB).toMatchObject({ claimed: 1, completed: 1, healed: 1 });
+          expect(await effectRows(side.prisma)).toMatchObject([{ runId: id, attempt: 2, amount: 7 }]);
+          expect((await durable.status(id))!.output).toMatchObject({ attempt: 2, isReclaim: true });
+          expect(probe.calls.get(id)).toBe(2);
+          expect(await receipts(id)).toHaveLength(1);
+          // The stale owner's tick ends as soon as its write is refused; its transaction's rollback
+          // and the note of the refusal come right after.
+          const rejections = async () =>
+            (
+              await sql<{ n: number }>`
+                select count(*)::int as n from durable_events
+                 where run_id = ${id} and kind = 'fence.rejected'`.execute(side.db)
+            ).rows[0]!.n;
+          await until(async () => (await rejections()) > 0);
+          expect(await rejections()).toBe(1);
+        } finally {
+          await durableB.close();
+          await second.close();
+        }
       });
+
+      it("owners racing over many runs write each effect once", async () => {
+        const RUNS = 40;
+        const sides = [side, ...(await Promise.all([another(), another(), another()]))];
+        const owners = sides.map((s, i) =>
+          i === 0
+            ? durable
+            : createDurable({ db: s.db, workflows: prismaWorkflows(s.prisma).all, secrets, log: () => {} }),
+        );
+        try {
+          for (let i = 0; i < RUNS; i++) await durable.start(wf.order, { amount: i }, { id: `race-${i}` });
+          const claimed = await Promise.all(
+            owners.map(async (owner) => {
+              let n = 0;
+              for (;;) {
+                const report = await owner.tick(BUDGET);
+                n += report.claimed;
+                if (report.claimed === 0) return n;
+              }
+            }),
+          );
+          expect(claimed.reduce((x, y) => x + y, 0)).toBe(RUNS);
+          expect(claimed.filter((n) => n > 0).length).toBeGreaterThan(1);
+          const rows = await effectRows(side.prisma);
+          expect(rows).toHaveLength(RUNS);
+          expect(new Set(rows.map((r) => r.runId)).size).toBe(RUNS);
+          for (let i = 0; i < RUNS; i++) expect(probe.calls.get(`race-${i}`)).toBe(1);
+          const done = await sql<{ n: number }>`
+            select count(*)::int as n from durable_runs where status = 'completed'`.execute(side.db);
+          expect(done.rows[0]!.n).toBe(RUNS);
+        } finally {
+          await Promise.all(owners.slice(1).map((o) => o.close()));
+          await Promise.all(sides.slice(1).map((s) => s.close()));
+        }
+      });
+    }
+
+    if (killWorkerAt) {
+      for (const point of ["inside-tx", "tx.after-receipt"] as const) {
+        const where = point === "inside-tx" ? "inside the body" : "after the receipt, before the commit";
+        it(`a worker SIGKILLed ${where} leaves neither effect nor receipt; the next owner runs it once`, async () => {
+          const { id } = await durable.start(wf.order, { amount: 3 }, { id: `killed-${point}` });
+          await killWorkerAt(point);
+          expect((await durable.status(id))!.status).toBe("running");
+          expect(await effectRows(side.prisma)).toEqual([]);
+          expect(await receipts(id)).toEqual([]);
+          await durable.testing.advanceClock("42s");
+          expect(await durable.tick(BUDGET)).toMatchObject({ claimed: 1, completed: 1, healed: 1 });
+          expect(await effectRows(side.prisma)).toMatchObject([{ runId: id, attempt: 2, amount: 3 }]);
+          expect((await durable.status(id))!.output).toMatchObject({ attempt: 2, isReclaim: true });
+          expect(await receipts(id)).toHaveLength(1);
+          // The killed backend's transaction is gone, not left idle in transaction.
+          await until(async () => {
+            const idle = await sql<{ n: number }>`
+              select count(*)::int as n from pg_stat_activity
+               where datname = current_database() and state like 'idle in transaction%'`.execute(side.db);
+            return idle.rows[0]!.n === 0;
+          });
+        });
+      }
     }
   });
 }
@@ -309,7 +316,8 @@ function parallel(prisma: PrismaClient) {
         await sql`insert into prisma_effects (run_id, step, attempt, amount)
                   values (${ctx.runId}, 'kysely', 1, 1)`.execute(tx);
         kyselyBodyRan = true;
-        // On a server the Prisma step may run beside it; its rollback must not touch this insert.
+        // On one session the Prisma step must wait for this transaction; on a server it may run
+        // beside it. Either way its rollback must not touch this step's insert.
         await until(() => prismaBodyRan, 500).catch(() => {});
         return "kept";
       });
