@@ -12,24 +12,29 @@ import { createEffectTable, effectRows } from "../contract/prisma-fixtures";
 import { PrismaClient } from "../fixtures/prisma/generated/client";
 
 const onPGlite = (pglite: PGlite) => new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+/** Disconnects the client, then closes what it runs on. */
+const closing = (prisma: PrismaClient, close: () => Promise<void>) => async () => {
+  await prisma.$disconnect();
+  await close();
+};
 
 runPrismaContract("PGlite (pglite-prisma-adapter)", {
   async open() {
     const db = await connect("memory://");
     const prisma = onPGlite(pgliteOf(db));
-    return { db, prisma, close: async () => (await prisma.$disconnect(), await db.destroy()) };
+    return { db, prisma, close: closing(prisma, () => db.destroy()) };
   },
   async foreign(kind) {
     if (kind === "bare") {
       const pglite = await PGlite.create();
       const prisma = onPGlite(pglite);
-      return { prisma, close: async () => (await prisma.$disconnect(), await pglite.close()) };
+      return { prisma, close: closing(prisma, () => pglite.close()) };
     }
     const db = await connect("memory://");
     const other = createDurable({ db, workflows: [], secrets: { durable: "t" } });
     await other.migrate();
     const prisma = onPGlite(pgliteOf(db));
-    return { prisma, close: async () => (await prisma.$disconnect(), await other.close()) };
+    return { prisma, close: closing(prisma, () => other.close()) };
   },
 });
 

@@ -156,7 +156,7 @@ describe("npm run pack", () => {
       "durable-next/react": expect.arrayContaining(["useDurableRun", "useDurableStream"]),
       "durable-next/testing": expect.arrayContaining(["createTestDurable"]),
       "durable-next/drizzle": expect.any(Array),
-      "durable-next/prisma": ["prismaTx"],
+      "durable-next/prisma": ["pgliteOf", "prismaTx"],
       "durable-next/ai": expect.arrayContaining(["createChatRoutes", "toolApprovals", "txTool", "loadChat"]),
       "durable-next/ai/react": expect.arrayContaining(["DurableChatTransport", "turnEndOf"]),
     });
