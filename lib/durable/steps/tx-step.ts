@@ -1,8 +1,8 @@
 // The body of a `tx` step: the user's statements, the receipt and its fence check in one
 // transaction (docs/rules.md, rule 14); effect-steps.ts runs it under the effect-step rules.
 // Who opens the transaction is a TxRunner: Kysely's `db.transaction()` for `ctx.step.tx`, or
-// another library's transaction on the same database (lib/durable/drizzle.ts), whose receipt
-// goes through a store handle over that transaction (docs/guide/drizzle.md).
+// another library's transaction on the same database (lib/durable/drizzle.ts, lib/durable/prisma.ts),
+// whose receipt goes through a store handle over that transaction (docs/guide/drizzle.md).
 import type { Transaction } from "kysely";
 import type { StepHost } from "../engine/run/step-host";
 import { InvalidInputError, ResultTooLargeError, StepLeaseLostError } from "../errors";
