@@ -51,13 +51,29 @@ describe("prismaTx under createTestDurable", () => {
         return { id: row.id };
       }),
   });
+  let short: PrismaClient;
+  const slow = defineWorkflow({
+    name: "prisma-slow",
+    input: z.object({}),
+    run: (ctx) =>
+      prismaTx(ctx, "slow", short, async (tx, s) => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        const row = await tx.effect.create({ data: { runId: ctx.runId, step: "slow", attempt: s.attempt, amount: 1 } });
+        return { id: row.id };
+      }),
+  });
   let durable: TestDurable;
   beforeAll(async () => {
-    durable = await createTestDurable({ workflows: [placed] });
+    durable = await createTestDurable({ workflows: [placed, slow] });
     prisma = onPGlite(pgliteOf(durable.db));
+    short = new PrismaClient({
+      adapter: new PrismaPGlite(pgliteOf(durable.db)),
+      transactionOptions: { timeout: 100, maxWait: 100 },
+    });
     await createEffectTable(prisma);
   });
   afterAll(async () => {
+    await short?.$disconnect();
     await prisma?.$disconnect();
     await durable?.close();
   });
@@ -69,6 +85,13 @@ describe("prismaTx under createTestDurable", () => {
     const mocked = await durable.run(placed, { amount: 5 }, { id: "mocked" });
     expect(mocked).toMatchObject({ status: "completed", output: { id: 99 } });
     expect(await effectRows(prisma)).toMatchObject([{ runId: "real", amount: 4 }]);
+  });
+
+  it("gives Prisma's transaction the invocation's budget, not the client's (or Prisma's 5 s) timeout", async () => {
+    // The client's transactions time out after 100 ms; the body takes 400 ms and still commits.
+    const done = await durable.run(slow, {}, { id: "slow" });
+    expect(done).toMatchObject({ status: "completed", output: { id: expect.any(Number) } });
+    expect(await effectRows(prisma)).toMatchObject([{ runId: "real" }, { runId: "slow", step: "slow" }]);
   });
 
   it("refuses a ctx that is not a workflow's, a client that is not Prisma's, and a handle on a server", async () => {
