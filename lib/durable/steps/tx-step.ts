@@ -25,7 +25,7 @@ export interface TxRunner<H> {
   open<R>(home: DurableDb, work: (store: Executor, handle: H) => Promise<R>, remainingMs: number): Promise<R>;
   /**
    * Set for a transaction not opened on the store's own handle: what it is opened on (a Drizzle
-   * db), and how to name it in an error. Before the first body on it, the transaction must see
+   * db, a Prisma client), and how to name it in an error. Before the first body on it, the transaction must see
    * this run under this owner's fence, or the step is refused (the same database).
    */
   foreign?: { handle: object; name: string };
