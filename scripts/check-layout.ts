@@ -18,6 +18,7 @@ const TOP_LEVEL = new Set([
   "react.ts",
   "testing.ts",
   "drizzle.ts",
+  "prisma.ts",
   "ai.ts",
   "ai-react.ts",
   // the vocabulary every layer shares
@@ -42,8 +43,9 @@ const TYPES_ONLY: [string, string, string][] = [
 const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" })
   .split("\n")
   .filter((file) => /\.(ts|tsx|mjs)$/.test(file) && !file.endsWith(".generated.ts") && !file.endsWith(".d.ts"))
-  // Apps as create-next-app writes them (tests/fixtures/apps/README.md): theirs, not ours.
-  .filter((file) => !file.startsWith("tests/fixtures/apps/"));
+  // Apps as create-next-app writes them (tests/fixtures/apps/README.md), and the client
+  // `prisma generate` writes (tests/fixtures/prisma/README.md): theirs, not ours.
+  .filter((file) => !file.startsWith("tests/fixtures/apps/") && !file.startsWith("tests/fixtures/prisma/generated/"));
 
 const problems: string[] = [];
 for (const file of files) {

@@ -23,6 +23,7 @@ export const ENTRIES: Readonly<Record<string, string>> = {
   "./react": "react",
   "./testing": "testing",
   "./drizzle": "drizzle",
+  "./prisma": "prisma",
   "./ai": "ai",
   "./ai/react": "ai-react",
 };

@@ -63,7 +63,7 @@ describe("npm run pack", () => {
       expect(listed.has(target.types.slice(2)), `${subpath} → ${target.types}`).toBe(true);
     }
     expect(Object.keys(manifest.exports).sort()).toEqual(
-      [".", "./next", "./react", "./testing", "./drizzle", "./ai", "./ai/react", "./package.json"].sort(),
+      [".", "./next", "./react", "./testing", "./drizzle", "./prisma", "./ai", "./ai/react", "./package.json"].sort(),
     );
     for (const file of sources()) {
       expect(listed.has(`${file}.js`), file).toBe(true);
@@ -108,7 +108,7 @@ describe("npm run pack", () => {
         if (name) imported.add(name);
       }
     const peers = Object.keys(manifest.peerDependencies);
-    expect(peers.sort()).toEqual(["ai", "drizzle-orm", "next", "react", "zod"]);
+    expect(peers.sort()).toEqual(["@prisma/client", "ai", "drizzle-orm", "next", "react", "zod"]);
     const dependencies = Object.keys(manifest.dependencies);
     expect(dependencies.sort()).toEqual([...imported].filter((name) => !peers.includes(name)).sort());
     for (const name of dependencies) expect(manifest.dependencies[name], name).toBe(`^${root.dependencies[name]}`);
@@ -119,6 +119,7 @@ describe("npm run pack", () => {
       react: { optional: true },
       ai: { optional: true },
       "drizzle-orm": { optional: true },
+      "@prisma/client": { optional: true },
     });
     expect(manifest).toMatchObject({
       name: "durable-next",
@@ -155,6 +156,7 @@ describe("npm run pack", () => {
       "durable-next/react": expect.arrayContaining(["useDurableRun", "useDurableStream"]),
       "durable-next/testing": expect.arrayContaining(["createTestDurable"]),
       "durable-next/drizzle": expect.any(Array),
+      "durable-next/prisma": ["pgliteOf", "prismaTx"],
       "durable-next/ai": expect.arrayContaining(["createChatRoutes", "toolApprovals", "txTool", "loadChat"]),
       "durable-next/ai/react": expect.arrayContaining(["DurableChatTransport", "turnEndOf"]),
     });
@@ -192,7 +194,8 @@ describe("npm run pack", () => {
 });
 
 const PROBE = `const names = {};
-const entries = ["", "/next", "/react", "/testing", "/drizzle", "/ai", "/ai/react"].map((sub) => "durable-next" + sub);
+const subpaths = ["", "/next", "/react", "/testing", "/drizzle", "/prisma", "/ai", "/ai/react"];
+const entries = subpaths.map((sub) => "durable-next" + sub);
 for (const entry of entries) names[entry] = Object.keys(await import(entry));
 console.log(JSON.stringify(names));
 `;
@@ -218,6 +221,7 @@ import { createDurableRoutes, startDevCron } from "durable-next/next";
 import { useDurableRun } from "durable-next/react";
 import { createTestDurable } from "durable-next/testing";
 import * as drizzle from "durable-next/drizzle";
+import { prismaTx } from "durable-next/prisma";
 import { type AiTextResult, toolApprovals } from "durable-next/ai";
 import { DurableChatTransport } from "durable-next/ai/react";
 import { z } from "zod";
@@ -236,6 +240,21 @@ export const routes = createDurableRoutes(getDurable, { maxDuration: 60 });
 export const hook: typeof useDurableRun = useDurableRun;
 export const cron: typeof startDevCron = startDevCron;
 export const drizzleEntry: typeof drizzle = drizzle;
+// prismaTx imports nothing of Prisma: any client with an interactive $transaction, its tx typed through.
+type Tx = {
+  $queryRawUnsafe(q: string, ...v: unknown[]): Promise<unknown>;
+  order: { create(a: { id: string }): Promise<{ at: Date }> };
+};
+declare const prisma: { $transaction<R>(fn: (tx: Tx) => Promise<R>, options?: { timeout?: number }): Promise<R> };
+export const placed = defineWorkflow({
+  name: "placed",
+  input: z.object({}),
+  async run(ctx) {
+    const order = await prismaTx(ctx, "order", prisma, (tx, s) => tx.order.create({ id: s.externalKey }));
+    const at: string = order.at;
+    return { at };
+  },
+});
 // ctx.step.ai and durable.toolApprovals come from the ai wing's augmentations, in its .d.ts files.
 export const ask = defineWorkflow({
   name: "ask",

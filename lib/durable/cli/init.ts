@@ -119,7 +119,8 @@ function printNextSteps({ app, plan, devCronFile, version, target, upgrade }: St
   );
   steps.push(
     "Optional packages, installed by the app when it uses them: ai (6.x) for AI steps (ctx.step.ai), drizzle-orm\n" +
-      `     (0.45) for Drizzle tx steps (${PACKAGE_NAME}/drizzle). ` +
+      `     (0.45) for Drizzle tx steps (${PACKAGE_NAME}/drizzle), @prisma/client (7.x, with a driver adapter)\n` +
+      `     for Prisma tx steps (${PACKAGE_NAME}/prisma). ` +
       "To upgrade, install the new version as you installed this one\n" +
       "     (a tarball: `npm install <its .tgz>`; `npm update` never moves a tarball), then run init again:\n" +
       "     it refreshes the files it wrote that you did not change.",

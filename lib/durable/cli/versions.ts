@@ -44,6 +44,7 @@ export const PEERS: Readonly<Record<string, Peer>> = {
   zod: { range: "^4.0.0", install: "zod@4", usedBy: "workflows (their input, output and signal schemas)" },
   ai: { range: "^6.0.0", install: "ai@6", usedBy: "AI steps (ctx.step.ai)" },
   "drizzle-orm": { range: ">=0.45.0 <1.0.0", install: "drizzle-orm@0.45", usedBy: "durable-next/drizzle" },
+  "@prisma/client": { range: "^7.0.0", install: "@prisma/client@7", usedBy: "durable-next/prisma" },
 };
 
 export interface InstallAdvice {

@@ -1,8 +1,8 @@
 // The body of a `tx` step: the user's statements, the receipt and its fence check in one
 // transaction (docs/rules.md, rule 14); effect-steps.ts runs it under the effect-step rules.
 // Who opens the transaction is a TxRunner: Kysely's `db.transaction()` for `ctx.step.tx`, or
-// another library's transaction on the same database (lib/durable/drizzle.ts), whose receipt
-// goes through a store handle over that transaction (docs/guide/drizzle.md).
+// another library's transaction on the same database (lib/durable/drizzle.ts, lib/durable/prisma.ts),
+// whose receipt goes through a store handle over that transaction (docs/guide/drizzle.md).
 import type { Transaction } from "kysely";
 import type { StepHost } from "../engine/run/step-host";
 import { InvalidInputError, ResultTooLargeError, StepLeaseLostError } from "../errors";
@@ -17,11 +17,15 @@ import { resultJson } from "./effect-body";
  * receipt is written through it) and the handle the body gets.
  */
 export interface TxRunner<H> {
-  /** `home` is the durable store's own handle (PGlite's one session is held through it). */
-  open<R>(home: DurableDb, work: (store: Executor, handle: H) => Promise<R>): Promise<R>;
+  /**
+   * `home` is the durable store's own handle (PGlite's one session is held through it);
+   * `remainingMs`, what is left of the invocation's budget: no receipt is written after it, so a
+   * library that times its transactions out (Prisma) is given that long.
+   */
+  open<R>(home: DurableDb, work: (store: Executor, handle: H) => Promise<R>, remainingMs: number): Promise<R>;
   /**
    * Set for a transaction not opened on the store's own handle: what it is opened on (a Drizzle
-   * db), and how to name it in an error. Before the first body on it, the transaction must see
+   * db, a Prisma client), and how to name it in an error. Before the first body on it, the transaction must see
    * this run under this owner's fence, or the step is refused (the same database).
    */
   foreign?: { handle: object; name: string };

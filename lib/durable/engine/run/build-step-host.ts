@@ -183,7 +183,7 @@ class ExecutionHost implements StepHost {
   }
 
   transaction<H, R>(runner: TxOpener<H>, work: (store: Executor, handle: H) => Promise<R>): Promise<R> {
-    return runner.open(this.exec.db, work);
+    return runner.open(this.exec.db, work, this.exec.remainingMs());
   }
 
   async cancelChild(childId: string, reason: string): Promise<void> {

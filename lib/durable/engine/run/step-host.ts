@@ -67,7 +67,7 @@ export interface Reached {
 
 /** What opens a `tx` step's transaction (steps/tx-step.ts, `TxRunner`). */
 export interface TxOpener<H> {
-  open<R>(home: DurableDb, work: (store: Executor, handle: H) => Promise<R>): Promise<R>;
+  open<R>(home: DurableDb, work: (store: Executor, handle: H) => Promise<R>, remainingMs: number): Promise<R>;
 }
 
 /** A written receipt: its result, and whether another outcome was recorded first. */
