@@ -149,6 +149,9 @@ export interface WorkflowContext<TInput = unknown, TSignals extends SignalSchema
    * @throws InvalidInputError when it is not a JSON object or the merged metadata is over 4 KiB
    */
   setMetadata(patch: Record<string, unknown>): void;
+  /** Ends the run as completed (output null, `continuedAs` set) and starts its successor with `input` in one
+   * transaction; never returns. Bad input: InvalidInputError, nothing written (docs/guide/runs.md). */
+  continueAsNew(input: TInput): Promise<never>;
   log: (...args: unknown[]) => void;
   /** @internal type carrier for signal payloads */
   readonly signals?: { [K in keyof TSignals]: z.output<TSignals[K]> };

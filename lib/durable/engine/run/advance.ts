@@ -5,6 +5,7 @@ import { createStepApi } from "../../steps/step-api";
 import {
   type ClaimedRun,
   type ClaimRequest,
+  continueRun,
   endOverdueRun,
   type FinishResult,
   finishRun,
@@ -16,6 +17,7 @@ import {
 import type { AnyWorkflow, WorkflowContext } from "../../types";
 import { wingStepMembers } from "../wings";
 import { buildStepHost } from "./build-step-host";
+import { continueAsNew, successorTaken } from "./continue-as-new";
 import { Execution, type ExecutionSettings, PAST_RUN_DEADLINE, type Stop } from "./execution";
 import { failpoint } from "./failpoints";
 import { createStepRecorder, type StepRecorder } from "./step-recorder";
@@ -102,6 +104,7 @@ async function advance(
     abortSignal: exec.abort.signal,
     stream: (stepId) => exec.streams.writer(stepId),
     setMetadata: (patch) => exec.metadata.set(patch),
+    continueAsNew: (input) => continueAsNew(exec, workflow, input),
     log,
   };
   const body: Promise<BodyEnd> = Promise.resolve()
@@ -210,6 +213,33 @@ function finish(
   });
 }
 
+/**
+ * Ends the run as completed with its successor inserted, in one statement under the fence
+ * (engine/run/continue-as-new.ts), the held-back receipt riding on it as on an end. No claim is
+ * chained onto it: the loop claims on its own, and may take the successor.
+ */
+function continueRunAsNew(
+  exec: Execution,
+  recorder: StepRecorder,
+  span: Span,
+  successor: Extract<Stop, { kind: "continue" }>["successor"],
+): Promise<AdvanceOutcome> {
+  return write(exec, async () => {
+    if (!recorder.holding) await recorder.flush();
+    const last = recorder.takeHeld();
+    const taken = successorTaken(exec.runId, successor.id);
+    const result = await continueRun(exec.db, exec.runId, exec.fence, successor, taken, last, exec.metadata.take());
+    if (result === "continued") return "completed";
+    if (result === "taken") return "failed";
+    if (result === "lost") return "lost";
+    spanEvent(span, TRACE_EVENTS.outcomeConflict, () => ({
+      "durable.step_id": last?.stepId ?? "",
+      "durable.late_status": last?.status ?? "",
+    }));
+    return (await releaseRun(exec.db, exec.runId, exec.fence, last?.stepId ?? null)) ? "yielded" : "lost";
+  });
+}
+
 async function applyStop(
   exec: Execution,
   recorder: StepRecorder,
@@ -227,6 +257,7 @@ async function applyStop(
     return "abandoned";
   }
   if (stop.kind === "fail") return fail(exec, recorder, span, stop.error, chain);
+  if (stop.kind === "continue") return continueRunAsNew(exec, recorder, span, stop.successor);
   // Parking or giving the run back: its held-back receipt is written first.
   if (recorder.holding && !(await recorder.flush())) {
     const now = exec.stopReason;
