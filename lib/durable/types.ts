@@ -150,7 +150,7 @@ export interface WorkflowContext<TInput = unknown, TSignals extends SignalSchema
    */
   setMetadata(patch: Record<string, unknown>): void;
   /** Ends the run as completed (output null, `continuedAs` set) and starts its successor with `input` in one
-   * transaction; never returns. Bad input: InvalidInputError, nothing written (docs/guide/runs.md). */
+   * transaction; never returns. Bad input: InvalidInputError, nothing written (docs/guide/continue-as-new.md). */
   continueAsNew(input: TInput): Promise<never>;
   log: (...args: unknown[]) => void;
   /** @internal type carrier for signal payloads */

@@ -1,4 +1,4 @@
-// ctx.continueAsNew (docs/guide/runs.md, "Continue as new"), on every database: a chain of runs,
+// ctx.continueAsNew (docs/guide/continue-as-new.md), on every database: a chain of runs,
 // each ended as completed with `continuedAs` and its successor inserted in the same statement
 // under the fence. The SIGKILL between the statements is in tests/postgres/continue-sigkill.test.ts.
 import { sql, type Kysely } from "kysely";
@@ -94,7 +94,7 @@ export function runContinueAsNewContract(label: string, open: () => Promise<Kyse
     });
     afterAll(async () => durable?.close());
 
-    it("a chain of 3: each run completed with continuedAs, the last with the output; tags and priority carried", async () => {
+    it("a chain of 3: each completed with continuedAs, the last with the output; tags, priority carried", async () => {
       await durable.start(counter, { n: 0, until: 2 }, { id: "c", tags: ["poll", "team-a"], priority: 5 });
       await drain();
       const first = await durable.status("c");
@@ -153,7 +153,7 @@ export function runContinueAsNewContract(label: string, open: () => Promise<Kyse
       await drain();
       const caught = await durable.status("p-caught");
       expect(caught).toMatchObject({ status: "completed", continuedAs: null });
-      expect((caught?.output as { caught: string }).caught).toMatch(
+      expect((caught!.output as { caught: string }).caught).toMatch(
         /^ctx\.continueAsNew: the input of workflow "picky" is invalid; the run was left as it is$/,
       );
       expect(await durable.status("p-thrown")).toMatchObject({
@@ -191,9 +191,8 @@ export function runContinueAsNewContract(label: string, open: () => Promise<Kyse
       expect(await runRow("par/loop~2")).toMatchObject({ parent_id: "par", status: "completed" });
       expect((await runRow("par/loop~1")).parent_id).toBe("par");
       // The invoke's row names the run it answered from.
-      const step = await sql<any>`select target_runs from durable_steps where run_id = 'par' and step_id = 'loop'`.execute(
-        db,
-      );
+      const step =
+        await sql<any>`select target_runs from durable_steps where run_id = 'par' and step_id = 'loop'`.execute(db);
       expect(step.rows[0].target_runs).toEqual(["par/loop~2"]);
     });
 

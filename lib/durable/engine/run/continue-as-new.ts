@@ -1,4 +1,4 @@
-// `ctx.continueAsNew(input)` (docs/guide/runs.md, "Continue as new"): the run ends as completed
+// `ctx.continueAsNew(input)` (docs/guide/continue-as-new.md): the run ends as completed
 // with `continuedAs` set, and its successor (same workflow on its newest version, a fresh ledger,
 // the keys, priority, tags and parent carried over) is inserted by the same statement under the
 // fence (durable_continue_run, docs/sql.md). The input is checked here, before anything is written.
@@ -43,7 +43,9 @@ export function continueAsNew(exec: Execution, workflow: AnyWorkflow, input: unk
   } catch (error) {
     if (InvalidInputError.is(error)) {
       return Promise.reject(
-        new InvalidInputError(`ctx.continueAsNew: ${error.message}; the run was left as it is`, { issues: error.issues }),
+        new InvalidInputError(`ctx.continueAsNew: ${error.message}; the run was left as it is`, {
+          issues: error.issues,
+        }),
       );
     }
     return Promise.reject(error);

@@ -3,15 +3,7 @@
 // one options object. Steps import this type and nothing else from engine/; every store write a
 // step makes goes through it. This file holds types only, so importing it closes no circle.
 import type { z } from "zod";
-import type {
-  DurableDb,
-  Executor,
-  RecordResult,
-  StepOutcome,
-  StepRecord,
-  SuccessorToInsert,
-  Wait,
-} from "../../store";
+import type { DurableDb, Executor, RecordResult, StepOutcome, StepRecord, SuccessorToInsert, Wait } from "../../store";
 import type { StepKind, StoredError, StreamWriter, WaitingFor } from "../../types";
 import type { ComposeSupport } from "../compose-support";
 import type { FailpointName } from "./failpoints";

@@ -1,4 +1,4 @@
--- ctx.continueAsNew (docs/sql.md, "Migration 0015"; docs/guide/runs.md, "Continue as new").
+-- ctx.continueAsNew (docs/sql.md, "Migration 0015 and function set 26"; docs/guide/continue-as-new.md).
 -- Two nullable columns, each written once: `continued_as` on the run that ended by continuing (by
 -- the statement that ends it and inserts its successor, durable_continue_run), `continued_from` on
 -- the successor (by its insert). No index: both are read by a run's primary key (the run page's
