@@ -65,7 +65,31 @@ const parent = defineWorkflow({
   },
 });
 
-const workflows = [counter, picky, solo, parent];
+// Continues once, then waits for a signal: a link that is running (waiting) while its parent acts.
+const waiter = defineWorkflow({
+  name: "chain-waiter",
+  input: z.object({ n: z.number() }),
+  deadline: "1h",
+  async run(ctx, input) {
+    if (input.n === 0) return ctx.continueAsNew({ n: 1 });
+    await ctx.step.waitForSignal("go");
+    return "done";
+  },
+});
+
+const patientParent = defineWorkflow({
+  name: "chain-patient",
+  input: z.object({ timeout: z.string().optional() }),
+  async run(ctx, input) {
+    try {
+      return await ctx.step.invoke("w", waiter, { n: 0 }, input.timeout ? { timeout: input.timeout } : {});
+    } catch (error) {
+      return { failed: (error as Error).name };
+    }
+  },
+});
+
+const workflows = [counter, picky, solo, parent, waiter, patientParent];
 
 export function runContinueAsNewContract(label: string, open: () => Promise<Kysely<any>>) {
   describe(`continueAsNew on ${label}`, () => {
@@ -194,6 +218,31 @@ export function runContinueAsNewContract(label: string, open: () => Promise<Kyse
       const step =
         await sql<any>`select target_runs from durable_steps where run_id = 'par' and step_id = 'loop'`.execute(db);
       expect(step.rows[0].target_runs).toEqual(["par/loop~2"]);
+    });
+
+      // The parent parked again on the link its wait moved to (the first end woke it; it found the wait open).
+      await durable.start(patientParent, {}, { id: "pc" });
+      await durable.start(patientParent, { timeout: "10m" }, { id: "pt" });
+      await drain();
+      expect(await runRow("pc/w~1")).toMatchObject({ status: "waiting", parent_id: "pc" });
+      // The parent parked again on the link its wait was moved to (its wake-up at the first end found it waiting).
+      expect(await runRow("pc")).toMatchObject({ status: "waiting" });
+      await durable.cancel("pc", "stop the loop");
+      expect((await durable.status("pc/w~1"))?.status).toBe("cancelled");
+      await durable.testing.advanceClock("11m");
+      await drain();
+      expect(await durable.status("pt")).toMatchObject({ status: "completed", output: { failed: "StepTimeoutError" } });
+      await until(async () => (await durable.status("pt/w~1"))?.status === "cancelled");
+    });
+
+    it("the successor's deadline is its workflow's own, counted from its start", async () => {
+      await durable.start(waiter, { n: 0 }, { id: "dl" });
+      await drain();
+      const first = await runRow("dl");
+      const next = await runRow("dl~1");
+      expect(next.status).toBe("waiting");
+      expect(new Date(next.deadline_at).getTime() - new Date(next.created_at).getTime()).toBe(3_600_000);
+      expect(new Date(next.deadline_at).getTime()).toBeGreaterThanOrEqual(new Date(first.deadline_at).getTime());
     });
 
     it("a run whose successor's id is taken fails clearly and starts nothing", async () => {

@@ -638,7 +638,7 @@ CREATE OR REPLACE FUNCTION public.durable_continue_run(p_run_id text, p_fence bi
  SET enable_seqscan TO 'off'
 AS $function$
 declare
-  v_now timestamptz := durable_now();
+  v_now timestamptz;
   v_next text := p_successor ->> 'id';
   v_run durable_runs;
   v_taken boolean;
@@ -655,6 +655,8 @@ begin
   if v_run.parent_id is not null then
     perform pg_advisory_xact_lock_shared(durable_children_lock(v_run.parent_id));
   end if;
+  -- The clock is read after the lock: a wait for it must not let the end pass the owner's lease.
+  v_now := durable_now();
   v_taken := exists (select 1 from durable_runs where id = v_next);
   v_ended := durable_finish_run(p_run_id, p_fence, case when v_taken then 'failed' else 'completed' end, null,
                                 case when v_taken then p_taken_error end, p_warnings, p_step, v_now);
