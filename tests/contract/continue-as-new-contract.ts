@@ -220,12 +220,12 @@ export function runContinueAsNewContract(label: string, open: () => Promise<Kyse
       expect(step.rows[0].target_runs).toEqual(["par/loop~2"]);
     });
 
-      // The parent parked again on the link its wait moved to (the first end woke it; it found the wait open).
+    it("a parent's cancel reaches the chain's running link; an invoke's timeout cancels the link then", async () => {
       await durable.start(patientParent, {}, { id: "pc" });
       await durable.start(patientParent, { timeout: "10m" }, { id: "pt" });
       await drain();
       expect(await runRow("pc/w~1")).toMatchObject({ status: "waiting", parent_id: "pc" });
-      // The parent parked again on the link its wait was moved to (its wake-up at the first end found it waiting).
+      // The parent parked again on the link its wait moved to (the first end woke it; it found the wait open).
       expect(await runRow("pc")).toMatchObject({ status: "waiting" });
       await durable.cancel("pc", "stop the loop");
       expect((await durable.status("pc/w~1"))?.status).toBe("cancelled");
