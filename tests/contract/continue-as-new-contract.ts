@@ -44,6 +44,15 @@ const picky = defineWorkflow({
   },
 });
 
+const nested = defineWorkflow({
+  name: "nested",
+  input: z.object({ n: z.number() }),
+  async run(ctx, input) {
+    await ctx.step.run("inside", () => ctx.continueAsNew({ n: input.n + 1 }));
+    return "unreachable";
+  },
+});
+
 const solo = defineWorkflow({
   name: "solo-loop",
   input: z.object({ key: z.string(), n: z.number() }),
@@ -89,7 +98,7 @@ const patientParent = defineWorkflow({
   },
 });
 
-const workflows = [counter, picky, solo, parent, waiter, patientParent];
+const workflows = [counter, picky, nested, solo, parent, waiter, patientParent];
 
 export function runContinueAsNewContract(label: string, open: () => Promise<Kysely<any>>) {
   describe(`continueAsNew on ${label}`, () => {
@@ -187,6 +196,13 @@ export function runContinueAsNewContract(label: string, open: () => Promise<Kyse
       });
       expect(await runRow("p-caught~1")).toBeUndefined();
       expect(await runRow("p-thrown~1")).toBeUndefined();
+      // From inside a step's function: the step fails with it (not retried), and nothing is started.
+      await durable.start(nested, { n: 0 }, { id: "nest" });
+      await drain();
+      const nest = await durable.status("nest");
+      expect(nest).toMatchObject({ status: "failed", continuedAs: null, error: { code: "invalid_input" } });
+      expect(nest?.error?.message).toMatch(/1 step\(s\) in flight; .* never from inside a step's function/);
+      expect(await runRow("nest~1")).toBeUndefined();
     });
 
     it("the singleton and concurrency keys pass to the successor, whatever its input, with no window", async () => {

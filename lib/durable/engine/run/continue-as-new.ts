@@ -35,6 +35,15 @@ export function successorIdOf(runId: string, isSuccessor: boolean): string {
 export function continueAsNew(exec: Execution, workflow: AnyWorkflow, input: unknown): Promise<never> {
   const compose = exec.settings.compose;
   if (!compose) return Promise.reject(new Error("this execution was made without composition support"));
+  // Inside a step's function the stop would wait for that step for ever: refuse it as bad input.
+  if (exec.inFlight > 0) {
+    return Promise.reject(
+      new InvalidInputError(
+        `ctx.continueAsNew: ${exec.inFlight} step(s) in flight; call it from the body once its steps settled, ` +
+          "never from inside a step's function; the run was left as it is",
+      ),
+    );
+  }
   const run = exec.claim.run;
   const id = successorIdOf(run.id, run.continuedFrom !== null);
   let prepared: ReturnType<typeof compose.prepare>;
