@@ -28,10 +28,11 @@ export async function continueRun(
   fence: number,
   successor: SuccessorToInsert,
   takenError: StoredError,
+  warnings: string[] = [],
   lastReceipt: StepOutcome | null = null,
   metadata: Record<string, unknown> | null = null,
 ): Promise<ContinueResult> {
-  const e = endParameters({ status: "completed", outputJson: "null" }, [], lastReceipt, metadata);
+  const e = endParameters({ status: "completed", outputJson: "null" }, warnings, lastReceipt, metadata);
   const next = {
     id: successor.id,
     workflow: successor.workflow,

@@ -160,11 +160,15 @@ async function complete(
   } catch (error) {
     return fail(exec, recorder, span, error, chain);
   }
-  const warnings = exec
-    .unreachedSteps()
-    .map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
+  const warnings = unreachedWarnings(exec);
   return finish(exec, recorder, span, "completed", { status: "completed", outputJson }, warnings, chain);
 }
+
+/** The receipts the execution that completes the run never reached (docs/rules.md, rule 13). */
+const unreachedWarnings = (exec: Execution) =>
+  exec
+    .unreachedSteps()
+    .map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
 
 function fail(
   exec: Execution,
@@ -228,7 +232,9 @@ function continueRunAsNew(
     if (!recorder.holding) await recorder.flush();
     const last = recorder.takeHeld();
     const taken = successorTaken(exec.runId, successor.id);
-    const result = await continueRun(exec.db, exec.runId, exec.fence, successor, taken, last, exec.metadata.take());
+    const warnings = unreachedWarnings(exec);
+    const metadata = exec.metadata.take();
+    const result = await continueRun(exec.db, exec.runId, exec.fence, successor, taken, warnings, last, metadata);
     if (result === "continued") return "completed";
     if (result === "taken") return "failed";
     if (result === "lost") return "lost";
