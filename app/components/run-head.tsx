@@ -8,7 +8,10 @@ import { runHref } from "./run-family";
 import { RunTags } from "./runs-table";
 import { StatusBadge } from "./status-badge";
 
-/** The run page's head: the workflow and version, the id, where it was forked from, its status and deadline. */
+/**
+ * The run page's head: the workflow and version, the id, where it was forked from, the runs it continues and
+ * continued as (ctx.continueAsNew), its status and deadline.
+ */
 export function RunHead({
   run,
   title,
@@ -41,6 +44,17 @@ export function RunHead({
           <p className="forked-from" data-testid="forked-from">
             Forked from <Link href={runHref(run.forkedFrom.runId)}>{run.forkedFrom.runId}</Link> at step{" "}
             <code>{run.forkedFrom.stepId}</code>: the steps before it replay the source&apos;s receipts.
+          </p>
+        ) : null}
+        {run.continuedFrom ? (
+          <p className="continued-from" data-testid="continued-from">
+            ← Continued from <Link href={runHref(run.continuedFrom)}>{run.continuedFrom}</Link>
+          </p>
+        ) : null}
+        {run.continuedAs ? (
+          <p className="continued-as" data-testid="continued-as">
+            Continued as <Link href={runHref(run.continuedAs)}>{run.continuedAs}</Link> →: a fresh ledger
+            (ctx.continueAsNew)
           </p>
         ) : null}
         <RunTags tags={run.tags ?? []} />

@@ -85,6 +85,9 @@ export const runStatusSchema = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
   /** A fork's source run and the step it was forked from (null: not a fork; always present in answers). */
   forkedFrom: z.object({ runId: z.string(), stepId: z.string() }).nullable().optional(),
+  /** `ctx.continueAsNew`: the run this one ended into, and the run it continues (null: none; always present). */
+  continuedAs: z.string().nullable().optional(),
+  continuedFrom: z.string().nullable().optional(),
   steps: z.array(stepStatusSchema),
 });
 /** A run's status; `TOutput` types `output` when the call named the workflow (`status(id, { workflow })`). */

@@ -3,6 +3,7 @@
 // and the signals' types from signal-types.ts, which it re-exports.
 import type { Transaction } from "kysely";
 import type { z } from "zod";
+import type { Jsonified } from "./jsonified";
 import type {
   CallbackSchemas,
   NoSignals,
@@ -13,6 +14,7 @@ import type {
 } from "./signal-types";
 
 export type { CallbackSchemas, NoSignals, SignalName, SignalOutput, SignalPayload, SignalSchemas };
+export type { Jsonified };
 
 /**
  * A length of time: milliseconds as a number, or a string `<number><unit>` with unit
@@ -151,7 +153,14 @@ export interface WorkflowContext<TInput = unknown, TSignals extends SignalSchema
   setMetadata(patch: Record<string, unknown>): void;
   /** A journaled boolean: false where older code went on past here, else true (docs/guide/versions.md, "Patching"). */
   patched(id: string): Promise<boolean>;
-  deprecatePatch(id: string): Promise<void>; // where patched(id) stood, once no run takes the old path
+  /** Where `patched(id)` stood, once no run takes the old path: consumes the marker a run holds. */
+  deprecatePatch(id: string): Promise<void>;
+  /**
+   * Ends the run as completed (output null, `continuedAs` set) and starts its successor with `input`
+   * in one transaction; never returns. Bad input: InvalidInputError, nothing written
+   * (docs/guide/continue-as-new.md).
+   */
+  continueAsNew(input: TInput): Promise<never>;
   log: (...args: unknown[]) => void;
   /** @internal type carrier for signal payloads */
   readonly signals?: { [K in keyof TSignals]: z.output<TSignals[K]> };
@@ -387,14 +396,3 @@ export interface AiUsage {
   reasoningTokens?: number;
   cachedInputTokens?: number;
 }
-
-/** What a value becomes after a JSON round trip, roughly: Dates to strings, BigInt to strings. */
-export type Jsonified<T> = T extends Date
-  ? string
-  : T extends bigint
-    ? string
-    : T extends (infer U)[]
-      ? Jsonified<U>[]
-      : T extends object
-        ? { [K in keyof T]: Jsonified<T[K]> }
-        : T;

@@ -103,7 +103,7 @@ it("runs in flight on 0012 finish after 0013; every write path still refuses an 
   await reached; // claimed, its step's effect under way: the receipt comes after the migration
 
   const writers = await functionWriters(db);
-  // 0013, then the migrations since (0014 widens a domain's check only).
+  // 0013, then the migrations since (0014 widens a domain's check, 0015 adds ctx.continueAsNew's columns).
   const applied = await migrate(db);
   expect(applied[0]).toBe("0013_narrow_hot_row");
   expect(applied).toEqual(migrations.filter((m) => !BEFORE.includes(m)).map((m) => m.name));

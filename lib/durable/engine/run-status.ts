@@ -35,6 +35,8 @@ export function toRunSummary(run: RunRecord, registered: boolean): RunSummary {
     tags: run.tags,
     metadata: run.metadata,
     forkedFrom: run.forkedFrom,
+    continuedAs: run.continuedAs,
+    continuedFrom: run.continuedFrom,
   };
 }
 

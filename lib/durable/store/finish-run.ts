@@ -63,7 +63,7 @@ export async function finishRunAndClaim(
 
 // ctx.setMetadata's last patches ride on the held-back receipt, or alone in the step parameter
 // (no step_id: durable_finish_run only merges them) when no receipt is held back.
-function endParameters(
+export function endParameters(
   end: RunEnd,
   warnings: string[],
   lastReceipt: StepOutcome | null,

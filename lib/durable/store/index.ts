@@ -15,6 +15,7 @@ export { appendStream } from "./append-stream";
 export { suspendRun, type Wait } from "./suspend-run";
 export { releaseRun } from "./release-run";
 export { type FinishResult, finishRun, finishRunAndClaim, type RunEnd } from "./finish-run";
+export { type ContinueResult, continueRun, type SuccessorToInsert } from "./continue-run";
 export { heartbeatRun } from "./heartbeat-run";
 export { readStepResult } from "./read-step-result";
 export { insertEvent } from "./insert-event";

@@ -34,6 +34,9 @@ export interface RunRecord {
   metadata: Record<string, unknown>;
   /** A fork's source run and the step it was forked from (0011; null: not a fork). */
   forkedFrom: { runId: string; stepId: string } | null;
+  /** `ctx.continueAsNew`: the successor this run ended into, and the run this one continues (0015). */
+  continuedAs: string | null;
+  continuedFrom: string | null;
 }
 
 export interface StepRecord {
@@ -107,6 +110,8 @@ export function toRunRecord(row: RowObject): RunRecord {
     tags: Array.isArray(row.tags) ? row.tags : [],
     metadata: row.metadata && typeof row.metadata === "object" ? row.metadata : {},
     forkedFrom: row.forked_from ? { runId: row.forked_from, stepId: row.forked_from_step } : null,
+    continuedAs: row.continued_as ?? null,
+    continuedFrom: row.continued_from ?? null,
   };
 }
 

@@ -122,7 +122,9 @@ create table durable_runs (
   metadata durable_run_metadata not null default '{}'::jsonb,
   forked_from durable_name,
   forked_from_step durable_name,
-  rate_hold text
+  rate_hold text,
+  continued_as durable_name,
+  continued_from durable_name
 );
 alter table durable_runs add constraint durable_runs_check CHECK ((((status)::text = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (wake_at IS NULL)));
 alter table durable_runs add constraint durable_runs_pkey PRIMARY KEY (id);
@@ -630,6 +632,67 @@ AS $function$
      and lease_until > p_now and id <> p_run_id
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_continue_run(p_run_id text, p_fence bigint, p_successor jsonb, p_taken_error jsonb, p_warnings jsonb, p_step jsonb)
+ RETURNS text
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+AS $function$
+declare
+  v_now timestamptz;
+  v_next text := p_successor ->> 'id';
+  v_run durable_runs;
+  v_taken boolean;
+  v_ended text;
+  v_why jsonb;
+  v_waiters text[];
+begin
+  select * into v_run from durable_runs where id = p_run_id;
+  if not found then
+    return 'lost';
+  end if;
+  -- The parent's children lock before any row lock, as every child insert takes it ("Lock order"):
+  -- a cascading cancel of the parent either sees the successor or moved this run's fence first.
+  if v_run.parent_id is not null then
+    perform pg_advisory_xact_lock_shared(durable_children_lock(v_run.parent_id));
+  end if;
+  -- The clock is read after the lock: a wait for it must not let the end pass the owner's lease.
+  v_now := durable_now();
+  v_taken := exists (select 1 from durable_runs where id = v_next);
+  v_ended := durable_finish_run(p_run_id, p_fence, case when v_taken then 'failed' else 'completed' end, null,
+                                case when v_taken then p_taken_error end, p_warnings, p_step, v_now);
+  if v_ended <> 'finished' then
+    return v_ended;
+  end if;
+  if v_taken then
+    return 'taken';
+  end if;
+  select * into v_run from durable_runs where id = p_run_id;
+  v_why := durable_insert_child(v_run.parent_id, p_successor || jsonb_build_object(
+    'concurrency_key', v_run.concurrency_key, 'singleton_key', v_run.singleton_key,
+    'rate_key', v_run.rate_key, 'priority', v_run.priority, 'tags', to_jsonb(v_run.tags),
+    'continued_from', p_run_id), v_now);
+  if v_why is not null then
+    -- A run of that id committed after the check above (or a holder of the singleton key, which
+    -- this run held until its end): roll the end back too; the next claim fails the run as taken.
+    raise exception 'durable_continue_run: the successor "%" of run "%" could not be inserted: %',
+      v_next, p_run_id, v_why;
+  end if;
+  update durable_runs set continued_as = v_next where id = p_run_id;
+  v_waiters := array(select distinct s.run_id from durable_steps s
+                      where s.target_runs @> array[p_run_id] and s.status = 'waiting');
+  if cardinality(v_waiters) > 0 then
+    perform 1 from durable_runs r where r.id = any (v_waiters) order by r.id for update;
+    update durable_steps s set
+      target_runs = array_replace(s.target_runs, p_run_id, v_next),
+      branches = (select jsonb_agg(case when b ->> 'run' = p_run_id then jsonb_set(b, '{run}', to_jsonb(v_next))
+                                        else b end order by n)
+                    from jsonb_array_elements(s.branches) with ordinality e(b, n))
+     where s.target_runs @> array[p_run_id] and s.status = 'waiting';
+  end if;
+  return 'continued';
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_count_due(p_workflows jsonb, p_cap integer)
  RETURNS integer
  LANGUAGE sql
@@ -1000,12 +1063,13 @@ declare
 begin
   for v_try in 1..5 loop
     insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                              parent_id, deadline_at, rate_key, priority, created_at, updated_at)
+                              parent_id, deadline_at, rate_key, priority, tags, continued_from, created_at, updated_at)
     values (p_start ->> 'id', p_start ->> 'workflow', p_start -> 'input', p_now,
             p_start ->> 'concurrency_key', p_start ->> 'singleton_key', p_start ->> 'version', p_parent_id,
             least(p_now + (p_start ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
                   (select p.deadline_at from durable_runs p where p.id = p_parent_id)),
-            p_start ->> 'rate_key', coalesce((p_start ->> 'priority')::integer, 0), p_now, p_now)
+            p_start ->> 'rate_key', coalesce((p_start ->> 'priority')::integer, 0),
+            array(select jsonb_array_elements_text(p_start -> 'tags')), p_start ->> 'continued_from', p_now, p_now)
     on conflict do nothing;
     if found then
       return null;

@@ -56,6 +56,9 @@ export interface DurableRunsTable {
   /** A fork's source run and the step it was forked from (0011). */
   forked_from: string | null;
   forked_from_step: string | null;
+  /** `ctx.continueAsNew`: the successor this run ended into; on the successor, the run it continues (0015). */
+  continued_as: string | null;
+  continued_from: string | null;
 }
 
 export interface DurableStepsTable {

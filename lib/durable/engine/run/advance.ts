@@ -5,6 +5,7 @@ import { createStepApi } from "../../steps/step-api";
 import {
   type ClaimedRun,
   type ClaimRequest,
+  continueRun,
   endOverdueRun,
   type FinishResult,
   finishRun,
@@ -16,6 +17,7 @@ import {
 import type { AnyWorkflow, WorkflowContext } from "../../types";
 import { wingStepMembers } from "../wings";
 import { buildStepHost } from "./build-step-host";
+import { continueAsNew, successorTaken } from "./continue-as-new";
 import { Execution, type ExecutionSettings, PAST_RUN_DEADLINE, type Stop } from "./execution";
 import { failpoint } from "./failpoints";
 import { createPatchCalls } from "./patches";
@@ -104,6 +106,7 @@ async function advance(
     stream: (stepId) => exec.streams.writer(stepId),
     setMetadata: (patch) => exec.metadata.set(patch),
     ...createPatchCalls(exec, recorder),
+    continueAsNew: (input) => continueAsNew(exec, workflow, input),
     log,
   };
   const body: Promise<BodyEnd> = Promise.resolve()
@@ -159,11 +162,15 @@ async function complete(
   } catch (error) {
     return fail(exec, recorder, span, error, chain);
   }
-  const warnings = exec
-    .unreachedSteps()
-    .map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
+  const warnings = unreachedWarnings(exec);
   return finish(exec, recorder, span, "completed", { status: "completed", outputJson }, warnings, chain);
 }
+
+/** The receipts the execution that completes the run never reached (docs/rules.md, rule 13). */
+const unreachedWarnings = (exec: Execution) =>
+  exec
+    .unreachedSteps()
+    .map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
 
 function fail(
   exec: Execution,
@@ -212,6 +219,35 @@ function finish(
   });
 }
 
+/**
+ * Ends the run as completed with its successor inserted, in one statement under the fence
+ * (engine/run/continue-as-new.ts), the held-back receipt riding on it as on an end. No claim is
+ * chained onto it: the loop claims on its own, and may take the successor.
+ */
+function continueRunAsNew(
+  exec: Execution,
+  recorder: StepRecorder,
+  span: Span,
+  successor: Extract<Stop, { kind: "continue" }>["successor"],
+): Promise<AdvanceOutcome> {
+  return write(exec, async () => {
+    if (!recorder.holding) await recorder.flush();
+    const last = recorder.takeHeld();
+    const taken = successorTaken(exec.runId, successor.id);
+    const warnings = unreachedWarnings(exec);
+    const metadata = exec.metadata.take();
+    const result = await continueRun(exec.db, exec.runId, exec.fence, successor, taken, warnings, last, metadata);
+    if (result === "continued") return "completed";
+    if (result === "taken") return "failed";
+    if (result === "lost") return "lost";
+    spanEvent(span, TRACE_EVENTS.outcomeConflict, () => ({
+      "durable.step_id": last?.stepId ?? "",
+      "durable.late_status": last?.status ?? "",
+    }));
+    return (await releaseRun(exec.db, exec.runId, exec.fence, last?.stepId ?? null)) ? "yielded" : "lost";
+  });
+}
+
 async function applyStop(
   exec: Execution,
   recorder: StepRecorder,
@@ -229,6 +265,7 @@ async function applyStop(
     return "abandoned";
   }
   if (stop.kind === "fail") return fail(exec, recorder, span, stop.error, chain);
+  if (stop.kind === "continue") return continueRunAsNew(exec, recorder, span, stop.successor);
   // Parking or giving the run back: its held-back receipt is written first.
   if (recorder.holding && !(await recorder.flush())) {
     const now = exec.stopReason;

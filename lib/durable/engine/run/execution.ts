@@ -285,14 +285,15 @@ export class Execution {
 
   /**
    * Asks the execution to stop. A lost fence or an abandon wins over everything; a failure over a
-   * yield or a suspension; a yield over a suspension (due now is always safe); the waits of
-   * parallel suspensions add up (the run wakes at the earliest).
+   * continuation, a continuation over a yield or a suspension (the body asked to end here); a
+   * yield over a suspension (due now is always safe); the waits of parallel suspensions add up
+   * (the run wakes at the earliest).
    */
   requestStop(stop: Stop): void {
     if (stop.kind === "lost" || stop.kind === "abandon") {
       if (!this.abort.signal.aborted) this.abort.abort(stop.reason);
     }
-    const rank = { suspend: 0, yield: 1, fail: 2, abandon: 3, lost: 4 } as const;
+    const rank = { suspend: 0, yield: 1, continue: 2, fail: 3, abandon: 4, lost: 5 } as const;
     if (this.stopAsked?.kind === "suspend" && stop.kind === "suspend") {
       this.stopAsked = { ...this.stopAsked, waits: [...this.stopAsked.waits, ...stop.waits] };
     } else if (this.stopAsked === null || rank[stop.kind] > rank[this.stopAsked.kind]) {

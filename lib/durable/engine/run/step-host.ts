@@ -3,7 +3,7 @@
 // one options object. Steps import this type and nothing else from engine/; every store write a
 // step makes goes through it. This file holds types only, so importing it closes no circle.
 import type { z } from "zod";
-import type { DurableDb, Executor, RecordResult, StepOutcome, StepRecord, Wait } from "../../store";
+import type { DurableDb, Executor, RecordResult, StepOutcome, StepRecord, SuccessorToInsert, Wait } from "../../store";
 import type { StepKind, StoredError, StreamWriter, WaitingFor } from "../../types";
 import type { ComposeSupport } from "../compose-support";
 import type { FailpointName } from "./failpoints";
@@ -14,6 +14,8 @@ export type Stop =
   | { kind: "yield"; stepId: string }
   /** The body waits (sleep, signal, poll, retry delay): park the run until the earliest wake. */
   | { kind: "suspend"; waits: Wait[]; waitingFor: WaitingFor }
+  /** `ctx.continueAsNew`: end the run as completed and start its successor (engine/run/continue-as-new.ts). */
+  | { kind: "continue"; successor: SuccessorToInsert }
   /** A mistake the body cannot recover from (a duplicate step id): fail the run now. */
   | { kind: "fail"; error: unknown }
   /** The fence moved on (a newer owner, a heal, a cancel): write nothing more. */

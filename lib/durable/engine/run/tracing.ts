@@ -191,6 +191,7 @@ export function withRunSpan<O extends string>(claim: ClaimedRun, fn: (span: Span
 const STOP_OUTCOMES: Record<Stop["kind"], StepSpanOutcome> = {
   suspend: "suspended",
   yield: "yielded",
+  continue: "stopped",
   fail: "stopped",
   lost: "lost",
   abandon: "abandoned",
