@@ -48,3 +48,12 @@ export { migrate } from "./migrate";
 export type { ChildToStart, StepOutcome } from "./step-outcome";
 export type { RaceBranchRow, RunRecord, StepRecord } from "./rows";
 export type { DurableDb, DurableTables, Executor } from "./tables";
+export {
+  inTransaction,
+  lockRunBatch,
+  PAYLOAD_COLUMNS,
+  type PayloadColumn,
+  readPayloads,
+  type StoredPayload,
+  writePayload,
+} from "./reencrypt-payloads";
