@@ -69,6 +69,7 @@ export async function reencryptRuns(
 /** The payload's JSON text under the sealing key (and its run's id), or null when that is what it holds. */
 async function resealed(codec: PayloadCodec, payload: StoredPayload): Promise<string | null> {
   const { column, runId, value } = payload;
+  if (value === null) return null; // jsonb null: a receipt without a value or an error
   const opened = await codec.open(value);
   let sealed: unknown;
   if (column.kind === "value") {
