@@ -61,9 +61,13 @@ describe("reencrypt beside a running owner on PostgreSQL (pg)", () => {
   it("never overwrites a receipt written after its batch read the row", async () => {
     const runs = 6;
     const steps = 12;
-    await owner.startMany(failOnce, Array.from({ length: runs }, () => ({ steps })), {
-      ids: Array.from({ length: runs }, (_, n) => `o${n}`),
-    });
+    await owner.startMany(
+      failOnce,
+      Array.from({ length: runs }, () => ({ steps })),
+      {
+        ids: Array.from({ length: runs }, (_, n) => `o${n}`),
+      },
+    );
     let done = false;
     let passes = 0;
     const ticking = (async () => {

@@ -70,7 +70,8 @@ async function walk(batch: (after: RunPosition | undefined) => Promise<BulkBatch
   }
 }
 
-async function withDeadlockRetry<T>(statement: () => Promise<T>): Promise<T> {
+/** Sends a statement (or a transaction) again when it met a deadlock and rolled back whole, up to 5 times. */
+export async function withDeadlockRetry<T>(statement: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await statement();

@@ -53,7 +53,8 @@ export async function sealOutcome(codec: PayloadCodec, runId: string, outcome: S
     sealed.resultJson = await codec.sealJson(runId, outcome.resultJson);
   }
   if (outcome.error) sealed.error = await sealError(codec, runId, outcome.error);
-  if (outcome.start) sealed.start = { ...outcome.start, inputJson: await codec.sealJson(outcome.start.id, outcome.start.inputJson) };
+  if (outcome.start)
+    sealed.start = { ...outcome.start, inputJson: await codec.sealJson(outcome.start.id, outcome.start.inputJson) };
   return sealed;
 }
 
@@ -75,7 +76,11 @@ export async function sealWaits(codec: PayloadCodec, runId: string, waits: Wait[
 
 /** A run record with its input, output and error opened. */
 export async function openRun(codec: PayloadCodec, run: RunRecord): Promise<RunRecord> {
-  const [input, output, error] = await Promise.all([codec.open(run.input), codec.open(run.output), codec.open(run.error)]);
+  const [input, output, error] = await Promise.all([
+    codec.open(run.input),
+    codec.open(run.output),
+    codec.open(run.error),
+  ]);
   return input === run.input && output === run.output && error === run.error ? run : { ...run, input, output, error };
 }
 

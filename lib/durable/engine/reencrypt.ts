@@ -8,6 +8,7 @@ import {
   lockRunBatch,
   PAYLOAD_COLUMNS,
   type RunPosition,
+  type RunQuery,
   readPayloads,
   type StoredPayload,
   writePayload,
@@ -15,6 +16,7 @@ import {
 import { checkRange } from "./check-range";
 import type { RunFilterOptions } from "./durable-api";
 import { assertOpen, type DurableInstance } from "./instance";
+import { withDeadlockRetry } from "./operations";
 import { sealError } from "./payloads";
 import { checkRunFilter } from "./run-filter";
 
@@ -45,25 +47,38 @@ export async function reencryptRuns(
   let after: RunPosition | undefined;
   const total = { runs: 0, values: 0 };
   for (;;) {
-    const batch = await inTransaction(instance.db, async (tx) => {
-      const picked = await lockRunBatch(tx, query, after, batchSize);
-      let values = 0;
-      for (const column of PAYLOAD_COLUMNS) {
-        for (const payload of await readPayloads(tx, column, picked.ids)) {
-          const json = await resealed(instance.codec, payload);
-          if (json !== null) {
-            await writePayload(tx, payload, json);
-            values++;
-          }
-        }
-      }
-      return { ...picked, values };
-    });
+    const position = after;
+    // A batch locks its runs newest first, not by the lock order (docs/sql.md, "Lock order"): a
+    // cycle with a cancel's cascade rolls it back whole, and it is sent again.
+    const batch = await withDeadlockRetry(() => reencryptBatch(instance, query, position, batchSize));
     total.runs += batch.ids.length;
     total.values += batch.values;
     if (batch.ids.length < batchSize || !batch.last) return total;
     after = batch.last;
   }
+}
+
+/** One batch: its runs locked, each payload rewritten when sealing it again changed it. */
+function reencryptBatch(
+  instance: DurableInstance,
+  query: RunQuery,
+  after: RunPosition | undefined,
+  batchSize: number,
+): Promise<{ ids: string[]; last: RunPosition | null; values: number }> {
+  return inTransaction(instance.db, async (tx) => {
+    const picked = await lockRunBatch(tx, query, after, batchSize);
+    let values = 0;
+    for (const column of PAYLOAD_COLUMNS) {
+      for (const payload of await readPayloads(tx, column, picked.ids)) {
+        const json = await resealed(instance.codec, payload);
+        if (json !== null) {
+          await writePayload(tx, payload, json);
+          values++;
+        }
+      }
+    }
+    return { ...picked, values };
+  });
 }
 
 /** The payload's JSON text under the sealing key (and its run's id), or null when that is what it holds. */

@@ -80,7 +80,9 @@ export function createStepRecorder(exec: Execution): StepRecorder {
 
     resultOf(recorded) {
       if (!recorded.resultOmitted) return Promise.resolve(recorded.result);
-      return exec.track(async () => exec.settings.codec.open(await readStepResult(exec.db, exec.runId, recorded.stepId)));
+      return exec.track(async () =>
+        exec.settings.codec.open(await readStepResult(exec.db, exec.runId, recorded.stepId)),
+      );
     },
 
     revive: (error) => exec.noteRecordedFailure(reviveError(error)),
@@ -154,7 +156,8 @@ async function writeOutcome(
   const sent = metadata ? { ...sealed, metadata: { ...sealed.metadata, ...metadata } } : sealed;
   try {
     result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, sent);
-    if (result.owned && result.conflict) result = { ...result, recorded: await openStep(exec.settings.codec, result.recorded) };
+    if (result.owned && result.conflict)
+      result = { ...result, recorded: await openStep(exec.settings.codec, result.recorded) };
   } catch (error) {
     // Inside a tx step the caller decides (the transaction rolls back). Outside, the body's
     // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim
