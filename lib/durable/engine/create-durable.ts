@@ -28,6 +28,7 @@ import { cancelById, compactNow, retryById } from "./control";
 import type { CancelOptions, Durable, DurableOptions, SignalInput, WingMethods } from "./durable-api";
 import { advanceClock, assertOpen, closeInstance, resolveInstance } from "./instance";
 import { cancelManyRuns, forkRunFrom, retryManyRuns } from "./operations";
+import { notePayloadCodec } from "./payloads";
 import { reencryptRuns } from "./reencrypt";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
 import { sendSignal } from "./signal";
@@ -111,6 +112,8 @@ export function createDurable(options: DurableOptions): Durable {
     close: () => closeInstance(instance),
     testing: { advanceClock: (duration) => advanceClock(instance, duration) },
   };
+  // The wings that read payloads from the store open them with the instance's codec (engine/payloads.ts).
+  notePayloadCodec(facade, instance.codec);
   return withWingMethods(facade, () => assertOpen(instance)) as Durable; // with what the wings added: WingMethods
 }
 

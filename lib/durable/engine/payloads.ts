@@ -3,7 +3,7 @@
 // the store reads back is opened here before a body, a caller or a page sees it. store/ stays
 // SQL only, and encryption/ knows nothing of runs: this file is where the two meet.
 import { ENVELOPE_PREFIX } from "../encryption/envelope";
-import type { PayloadCodec } from "../encryption/payload-codec";
+import { createPayloadCodec, type PayloadCodec } from "../encryption/payload-codec";
 import { InvalidInputError } from "../errors";
 import type { ClaimedRun, RunEvent, RunRecord, StepOutcome, StepRecord, Wait } from "../store";
 
@@ -127,4 +127,21 @@ export function openEvents(codec: PayloadCodec, events: RunEvent[]): Promise<Run
       return data === event.data ? event : { ...event, data };
     }),
   );
+}
+
+const codecs = new WeakMap<object, PayloadCodec>();
+const plainCodec = createPayloadCodec();
+
+/** Notes the codec of a Durable facade (engine/create-durable.ts), for the wings that read the store. */
+export function notePayloadCodec(durable: object, codec: PayloadCodec): void {
+  codecs.set(durable, codec);
+}
+
+/**
+ * The codec of a Durable facade: what a wing that reads payloads from the store itself (ai/)
+ * opens them with. Anything else gets the plain codec, which still opens nothing it cannot:
+ * a sealed value is a DecryptionError naming its key.
+ */
+export function payloadCodecOf(durable: object): PayloadCodec {
+  return codecs.get(durable) ?? plainCodec;
 }
