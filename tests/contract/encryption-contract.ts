@@ -195,12 +195,16 @@ export function runEncryptionContract(label: string, open: () => Promise<Kysely<
       expect(rows[0]!.output.startsWith("$denc1.k2.")).toBe(true);
       // A start repeated under the new key answers the run its old key sealed.
       expect((await rotated.start(steady, { secret: MARK, steps: 2 }, { id: "r" })).created).toBe(false);
+      // A fork copies the sealed input and receipts as they are: they open under the source's scope.
+      await rotated.fork("r", { fromStep: "s1", id: "r-fork" });
+      await drain(rotated);
+      expect((await rotated.status("r-fork"))?.output).toEqual([`${MARK}:0`, `${MARK}:1`]);
 
       const first = await rotated.reencrypt();
-      expect(first.runs).toBe(1);
+      expect(first.runs).toBe(2);
       expect(first.values).toBeGreaterThan(0);
       expect(await payloadText(db)).not.toContain("$denc1.k1.");
-      expect(await rotated.reencrypt()).toEqual({ runs: 1, values: 0 });
+      expect(await rotated.reencrypt()).toEqual({ runs: 2, values: 0 });
       // k1 is gone: an instance with only k2 reads everything.
       expect((await make([TEST_KEYS.k2]).status("r"))?.output).toEqual([`${MARK}:0`, `${MARK}:1`]);
     });
