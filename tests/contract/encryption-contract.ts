@@ -2,6 +2,7 @@
 // kind of core payload behaves as without encryption while the payload columns hold no plaintext;
 // rotation, decrypt-only keys, a missing key refused with nothing changed, reencrypt in batches.
 // The composition suite runs once more encrypted beside this (tests/pglite/encryption.test.ts).
+import { createHash, randomBytes } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -13,6 +14,7 @@ import {
   type EncryptionKey,
   FatalStepError,
 } from "@/lib/durable";
+import { parseEnvelope } from "@/lib/durable/encryption/envelope";
 import { resetDurableTables } from "../helpers/databases";
 
 export const TEST_KEYS = {
@@ -75,7 +77,28 @@ const steady = defineWorkflow({
   },
 });
 
-const workflows = [kid, vault, steady];
+const debounced = defineWorkflow({
+  name: "enc-debounced",
+  input: z.object({ doc: z.string(), text: z.string() }),
+  debounce: { key: (input) => input.doc, period: "1m" },
+  async run(_ctx, input) {
+    return input.text;
+  },
+});
+
+// A result near the 1 MiB limit, incompressible: over the claim's inline limit, read when replayed.
+const big = defineWorkflow({
+  name: "enc-big",
+  input: z.object({}),
+  signals: { go: z.null() },
+  async run(ctx) {
+    const blob = await ctx.step.run("blob", () => randomBytes(760 * 1024).toString("base64"));
+    await ctx.step.waitForSignal("go");
+    return { length: blob.length, digest: createHash("sha256").update(blob).digest("hex") };
+  },
+});
+
+const workflows = [kid, vault, steady, debounced, big];
 
 /** Every payload column's text, one string per table (tests/contract/encryption-contract.ts). */
 export async function payloadText(db: Kysely<any>): Promise<string> {
@@ -178,10 +201,46 @@ export function runEncryptionContract(label: string, open: () => Promise<Kysely<
       expect(cancelled?.data.reason).toBe(`${MARK}:reason`);
       // A start repeated with the same input is the same run, sealed or not.
       expect((await durable.start(vault, { secret: MARK }, { id: "c" })).created).toBe(false);
+      await durable.start(vault, { secret: MARK }, { id: "c2" });
+      expect(await durable.cancelMany({ workflow: "enc-vault" }, { reason: `${MARK}:many` })).toEqual({
+        matched: 1,
+        changed: 1,
+      });
+      expect((await durable.status("c2"))?.error?.message).toBe(`${MARK}:many`);
 
       const stored = await payloadText(db);
       expect(stored).not.toContain(MARK);
       expect(stored).toContain("$denc1.k1.");
+    });
+
+    it("a debounced start's input is sealed under the id of the pending run it replaces", async () => {
+      const durable = make([TEST_KEYS.k1]);
+      await durable.start(debounced, { doc: "a", text: `${MARK}:first` }, { id: "d1" });
+      const second = await durable.start(debounced, { doc: "a", text: `${MARK}:second` }, { id: "d2" });
+      expect(second).toMatchObject({ id: "d1", created: false, debounced: true });
+      const { rows } = await sql<{ input: string }>`select input #>> '{}' as input from durable_runs`.execute(db);
+      expect(rows.length).toBe(1);
+      expect(parseEnvelope(rows[0]!.input)?.scope).toBe("d1");
+      await durable.testing.advanceClock("2m");
+      await drain(durable);
+      expect((await durable.status("d1"))?.output).toBe(`${MARK}:second`);
+    });
+
+    it("a result near 1 MiB is stored sealed, left out of the claim and read and opened on replay", async () => {
+      const durable = make([TEST_KEYS.k1]);
+      await durable.start(big, {}, { id: "big" });
+      await drain(durable);
+      const { rows } = await sql<{ bytes: number; stored: number }>`
+        select result_bytes as bytes, octet_length(result::text) as stored
+          from durable_steps where run_id = 'big' and step_id = 'blob'`.execute(db);
+      // The limits measure the plaintext; the envelope is larger (base64 of what did not deflate).
+      expect(rows[0]!.bytes).toBeGreaterThan(1_000_000);
+      expect(rows[0]!.stored).toBeGreaterThan(rows[0]!.bytes);
+      await durable.signal({ runId: "big", name: "go", payload: null });
+      await drain(durable);
+      const output = (await durable.status("big"))?.output as { length: number; digest: string };
+      expect(output.length).toBe(rows[0]!.bytes - 2);
+      expect(output.digest).toMatch(/^[0-9a-f]{64}$/);
     });
 
     it("rotation: a new first key writes under it, the retired one still reads; reencrypt moves the rest", async () => {
