@@ -16,6 +16,7 @@ import {
 } from "@/lib/durable";
 import { parseEnvelope } from "@/lib/durable/encryption/envelope";
 import { resetDurableTables } from "../helpers/databases";
+import { until } from "../helpers/until";
 
 export const TEST_KEYS = {
   k1: { id: "k1", secret: Buffer.alloc(32, 1).toString("base64") },
@@ -303,6 +304,24 @@ export function runEncryptionContract(label: string, open: () => Promise<Kysely<
       const status = await restored.status("m");
       expect(status).toMatchObject({ status: "completed", output: [`${MARK}:0`], attempts: 2 });
       expect(status?.steps[0]?.attempt).toBe(1);
+    });
+
+    it("a worker without the key logs the refusal, gives the run back once and goes on with the others", async () => {
+      await make([TEST_KEYS.k1]).start(steady, { secret: MARK }, { id: "w" });
+      const worker = make([TEST_KEYS.k2]);
+      await worker.start(steady, { secret: "open" }, { id: "ok" });
+      const stop = new AbortController();
+      const working = worker.work({ signal: stop.signal, pollMs: 20 });
+      try {
+        await until(async () => (await worker.status("ok"))?.status === "completed");
+        await until(() => logs.some((line) => line.includes("[w] not advanced") && line.includes('"k1"')));
+      } finally {
+        stop.abort();
+        await working;
+      }
+      const events = await make([retired(TEST_KEYS.k1)]).events("w");
+      expect(events.filter((event) => event.kind === "decryption.failed")).toHaveLength(1);
+      expect((await make([retired(TEST_KEYS.k1)]).status("w"))?.status).toBe("pending");
     });
 
     it("reencrypt walks in batches; a key it lacks stops the batch with nothing of it written", async () => {
