@@ -85,7 +85,7 @@ describe("engine/payloads", () => {
     expect(opened.run.input).toEqual({ a: 1 });
     expect(opened.steps[0]!.result).toEqual([1]);
     expect(opened.mailbox[0]!.payload).toBe("yes");
-    const plainClaim = { ...claim, run: { ...run, input: { a: 1 } }, steps: [], mailbox: [] } as ClaimedRun;
+    const plainClaim = { ...claim, run: { ...run, input: { a: 1 } }, steps: [], mailbox: [] } as unknown as ClaimedRun;
     expect((await openClaim(plain, plainClaim)).run).toBe(plainClaim.run);
   });
 });
