@@ -1,5 +1,5 @@
 import type { Span } from "@opentelemetry/api";
-import { InvalidInputError, serializeError } from "../../errors";
+import { DecryptionError, InvalidInputError, serializeError } from "../../errors";
 import { toJsonText } from "../../json";
 import { createStepApi } from "../../steps/step-api";
 import {
@@ -12,9 +12,11 @@ import {
   finishRunAndClaim,
   type RunEnd,
   releaseRun,
+  releaseUnreadable,
   suspendRun,
 } from "../../store";
 import type { AnyWorkflow, WorkflowContext } from "../../types";
+import { openClaim, sealError, sealOutcome, sealWaits } from "../payloads";
 import { wingStepMembers } from "../wings";
 import { buildStepHost } from "./build-step-host";
 import { continueAsNew, successorTaken } from "./continue-as-new";
@@ -61,15 +63,16 @@ export interface ClaimChain {
  * `durable.run` span (engine/run/tracing.ts), whose events say what only this pass knows: a suspension,
  * a refused write, an outcome conflict of the last receipt.
  */
-export function advanceClaimedRun(
+export async function advanceClaimedRun(
   settings: ExecutionSettings,
   workflow: AnyWorkflow,
-  claim: ClaimedRun,
+  sealed: ClaimedRun,
   deadline: number,
   budgetMs: number,
   release?: AbortSignal,
   chain?: ClaimChain,
 ): Promise<AdvanceOutcome> {
+  const claim = await openOrGiveBack(settings, sealed);
   return withRunSpan(claim, async (span) => {
     const exec = new Execution(settings, claim, deadline, budgetMs, release);
     let outcome: AdvanceOutcome;
@@ -87,6 +90,36 @@ export function advanceClaimedRun(
     }
     return outcome;
   });
+}
+
+/** How long a run whose payloads no key opens waits before a claim takes it again. */
+export const UNREADABLE_RETRY_MS = 60_000;
+
+// The run each refusal was about, for the report that lists it (engine/tick.ts).
+const refusedRuns = new WeakMap<object, string>();
+
+/** The id of the run a DecryptionError thrown by advanceClaimedRun refused; undefined for any other error. */
+export const refusedRunOf = (error: object): string | undefined => refusedRuns.get(error);
+
+/**
+ * The claim with its payloads opened (engine/payloads.ts). When a payload names a key this
+ * deployment lacks, nothing of the run is written: it is given back, due again in a minute
+ * (durable_release_unreadable), and the DecryptionError naming the key is logged and thrown
+ * (docs/guide/encryption.md, "A missing key").
+ */
+async function openOrGiveBack(settings: ExecutionSettings, claim: ClaimedRun): Promise<ClaimedRun> {
+  try {
+    return await openClaim(settings.codec, claim);
+  } catch (error) {
+    if (!DecryptionError.is(error)) throw error;
+    const { id, fence } = claim.run;
+    refusedRuns.set(error, id);
+    settings.log(`[${id}] not advanced, given back for ${UNREADABLE_RETRY_MS / 1000} s: ${error.message}`);
+    await releaseUnreadable(settings.db, id, fence, error.keyId, UNREADABLE_RETRY_MS).catch((cause) =>
+      settings.log(`[${id}] could not be given back, its lease will expire: ${String(cause)}`),
+    );
+    throw error;
+  }
 }
 
 async function advance(
@@ -158,7 +191,8 @@ async function complete(
         issues: parsed.error.issues,
       });
     }
-    outputJson = toJsonText(parsed.data, { limit: exec.settings.maxResultBytes });
+    const plain = toJsonText(parsed.data, { limit: exec.settings.maxResultBytes });
+    outputJson = await exec.settings.codec.sealJson(exec.runId, plain);
   } catch (error) {
     return fail(exec, recorder, span, error, chain);
   }
@@ -172,14 +206,15 @@ const unreachedWarnings = (exec: Execution) =>
     .unreachedSteps()
     .map((id) => `step "${id}" has a receipt but was not reached by the execution that completed the run`);
 
-function fail(
+async function fail(
   exec: Execution,
   recorder: StepRecorder,
   span: Span,
   error: unknown,
   chain: ClaimChain | undefined,
 ): Promise<AdvanceOutcome> {
-  return finish(exec, recorder, span, "failed", { status: "failed", error: serializeError(error) }, [], chain);
+  const stored = await sealError(exec.settings.codec, exec.runId, serializeError(error));
+  return finish(exec, recorder, span, "failed", { status: "failed", error: stored }, [], chain);
 }
 
 /**
@@ -197,7 +232,8 @@ function finish(
 ): Promise<AdvanceOutcome> {
   return write(exec, async () => {
     if (!recorder.holding) await recorder.flush(); // a flush already under way lands first
-    const last = recorder.takeHeld();
+    const held = recorder.takeHeld();
+    const last = held && (await sealOutcome(exec.settings.codec, exec.runId, held));
     const next = chain?.request() ?? null;
     const metadata = exec.metadata.take();
     let result: FinishResult;
@@ -232,11 +268,15 @@ function continueRunAsNew(
 ): Promise<AdvanceOutcome> {
   return write(exec, async () => {
     if (!recorder.holding) await recorder.flush();
-    const last = recorder.takeHeld();
-    const taken = successorTaken(exec.runId, successor.id);
+    const held = recorder.takeHeld();
+    const codec = exec.settings.codec;
+    const last = held && (await sealOutcome(codec, exec.runId, held));
+    // The successor's input is its own payload: sealed under its id, as a child's is.
+    const sealed = { ...successor, inputJson: await codec.sealJson(successor.id, successor.inputJson) };
+    const taken = await sealError(codec, exec.runId, successorTaken(exec.runId, successor.id));
     const warnings = unreachedWarnings(exec);
     const metadata = exec.metadata.take();
-    const result = await continueRun(exec.db, exec.runId, exec.fence, successor, taken, warnings, last, metadata);
+    const result = await continueRun(exec.db, exec.runId, exec.fence, sealed, taken, warnings, last, metadata);
     if (result === "continued") return "completed";
     if (result === "taken") return "failed";
     if (result === "lost") return "lost";
@@ -280,7 +320,8 @@ async function applyStop(
   const { waits, waitingFor } = stop as Extract<Stop, { kind: "suspend" }>;
   return write(exec, async () => {
     await failpoint("suspend.before");
-    if (!(await suspendRun(exec.db, exec.runId, exec.fence, waits, waitingFor, exec.metadata.take()))) return "lost";
+    const sealed = await sealWaits(exec.settings.codec, exec.runId, waits);
+    if (!(await suspendRun(exec.db, exec.runId, exec.fence, sealed, waitingFor, exec.metadata.take()))) return "lost";
     await failpoint("suspend.after");
     if (chain) chain.started = waits.flatMap((wait) => (wait.start ? [wait.start.id] : []));
     spanEvent(span, TRACE_EVENTS.suspension, () => ({
