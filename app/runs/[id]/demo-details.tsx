@@ -127,7 +127,9 @@ async function PlanApprovalDetails({ runId, counts }: { runId: string; counts: R
   const { rows } = await sql<{
     result: any;
   }>`select result from durable_steps where run_id = ${runId} and step_id = 'plan'`.execute(durable.db);
-  const plan = rows[0]?.result as
+  // Stored sealed (docs/guide/encryption.md), the plan is one string this page cannot open: say so.
+  const sealed = typeof rows[0]?.result === "string";
+  const plan = (sealed ? undefined : rows[0]?.result) as
     | { items: { id: string; customer: string; chargeRef: string; amountCents: number }[]; draftedAt: string }
     | undefined;
   const { rows: refunds } =
@@ -164,7 +166,7 @@ async function PlanApprovalDetails({ runId, counts }: { runId: string; counts: R
           </p>
         </>
       ) : (
-        <p className="muted">Not drafted yet.</p>
+        <p className="muted">{sealed ? "The plan is stored encrypted." : "Not drafted yet."}</p>
       )}
       {sumOf(counts, { provider: "payments" }) > 0 ? (
         <ProviderLine counts={counts} provider="payments" operation="refund" noun="refund" made={refunds.length} />

@@ -23,6 +23,7 @@ import type { AnyWorkflow } from "../types";
 import { advanceById } from "./claim-and-advance";
 import { completeCallback } from "./callbacks";
 import { listRunCallbacks } from "./run-callbacks";
+import { attachCodec } from "./codec-of";
 import { cancelById, compactNow, retryById } from "./control";
 import type { CancelOptions, Durable, DurableOptions, SignalInput, WingMethods } from "./durable-api";
 import { advanceClock, assertOpen, closeInstance, resolveInstance } from "./instance";
@@ -108,6 +109,7 @@ export function createDurable(options: DurableOptions): Durable {
     close: () => closeInstance(instance),
     testing: { advanceClock: (duration) => advanceClock(instance, duration) },
   };
+  attachCodec(facade, instance.codec);
   return withWingMethods(facade, () => assertOpen(instance)) as Durable; // with what the wings added: WingMethods
 }
 

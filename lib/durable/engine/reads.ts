@@ -72,7 +72,8 @@ export async function listEvents(
   checkRange("after", after, 0, undefined, "whole number");
   checkRange("limit", limit, 1, 1000);
   if (!isStorableName(runId)) return [];
-  return readEvents(instance.db, runId, after, limit);
+  // An event's data may hold a sealed value (a cancel's reason): opened here, the rest is plain.
+  return instance.codec.open(await readEvents(instance.db, runId, after, limit));
 }
 
 /** `readStream(id)`: the run's stream chunks after seq `after`, and its status; null for no such run. */
@@ -87,7 +88,9 @@ export async function readRunStream(
   checkRange("limit", limit, 1, 1000);
   if (!isStorableName(id)) return null;
   const read = await readStream(instance.db, id, after, limit);
-  return read.status === null ? null : { status: read.status as RunStatusValue, chunks: read.chunks };
+  if (read.status === null) return null;
+  // Each chunk was sealed on its own (engine/run/run-streams.ts): open returns the page itself when none was.
+  return { status: read.status as RunStatusValue, chunks: await instance.codec.open(read.chunks) };
 }
 
 /** `countDue()`: how many runs a claim would take now, counted up to `max`. */
