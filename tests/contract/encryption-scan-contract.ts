@@ -11,7 +11,8 @@ import { convertToModelMessages, type UIMessage } from "ai";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createDurable, type Durable, defineWorkflow, FatalStepError } from "@/lib/durable";
+import { sql } from "kysely";
+import { createDurable, type Durable, defineWorkflow, FatalStepError, InvalidInputError } from "@/lib/durable";
 import { chatTurnInput, loadChat, startChatTurn } from "@/lib/durable/ai";
 import { resetDurableTables } from "../helpers/databases";
 import { type MockModelServer, startMockModelServer } from "../helpers/mock-model-server";
@@ -90,6 +91,32 @@ const chat = defineWorkflow({
   },
 });
 
+/** A value with "@" made the stream's marker and "%" the envelope prefix: the run's input holds neither. */
+const fromTemplate = (value: unknown): unknown =>
+  JSON.parse(
+    JSON.stringify(value)
+      .replaceAll("@", () => MARK.stream)
+      .replaceAll("%", () => "$denc1."),
+  );
+
+/** Writes the chunks of its input (fromTemplate), each a value of `ctx.stream`; reports what a write threw. */
+const streamer = defineWorkflow({
+  name: "enc-streamer",
+  input: z.object({ chunks: z.array(z.unknown()) }),
+  async run(ctx, input) {
+    return ctx.step.run("say", async () => {
+      const out = ctx.stream("say");
+      try {
+        for (const chunk of input.chunks) out.write(fromTemplate(chunk));
+      } catch (error) {
+        return { refused: (error as Error).name, message: (error as Error).message };
+      }
+      await out.flush();
+      return { refused: null };
+    });
+  },
+});
+
 const user = (id: string, text: string): UIMessage => ({ id, role: "user", parts: [{ type: "text", text }] });
 
 /** Runs the workflows above to their ends on `durable` and checks every reader answers plain values. */
@@ -141,7 +168,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       const encryption = encrypt ? { keys: [{ id: "k1", secret: randomBytes(32).toString("base64") }] } : undefined;
       const durable = createDurable({
         db,
-        workflows: [everything, failing, parked, chat],
+        workflows: [everything, failing, parked, chat, streamer],
         baseUrl: "https://app.example.com",
         encryption,
         log: () => {},
@@ -189,6 +216,44 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       await resetDurableTables(db);
       await exerciseEverything(instance(true));
       expect(await scanForPlaintext(db, markers)).toEqual([]);
+    });
+
+    it("seals each stream chunk under the run's key; readStream answers them plain, equal values alike", async () => {
+      await resetDurableTables(db);
+      const durable = instance(true);
+      const big = "x".repeat(60 * 1024); // near the 64 KiB limit, measured on the plaintext
+      const chunks = [{ text: "@" }, "@", 7, null, ["@"], { text: "@" }, big];
+      await durable.start(streamer, { chunks }, { id: "s-1" });
+      expect(await durable.advance("s-1")).toBe("completed");
+      expect((await durable.status("s-1"))!.output).toEqual({ refused: null });
+      const written = fromTemplate(chunks);
+      expect((await durable.readStream("s-1"))!.chunks.map((chunk) => chunk.data)).toEqual(written);
+      const { rows } = await sql<{ data: unknown; size: number }>`
+        select data, octet_length(data::text) as size from durable_stream_chunks where run_id = 's-1' order by seq`.execute(
+        db,
+      );
+      expect(rows.every((row) => typeof row.data === "string" && row.data.startsWith("$denc1.k1."))).toBe(true);
+      // The synthetic nonce: equal chunks of one run are equal envelopes; the deflated big one is small.
+      expect(rows[5]!.data).toBe(rows[0]!.data);
+      expect(rows[6]!.size).toBeLessThan(1024);
+      expect(await scanForPlaintext(db, [MARK.stream])).toEqual([]);
+    });
+
+    it("refuses a chunk over 64 KiB of plaintext, and without a sealing key one holding the envelope prefix", async () => {
+      await resetDurableTables(db);
+      const sealing = instance(true);
+      await sealing.start(streamer, { chunks: ["y".repeat(64 * 1024 + 1)] }, { id: "s-big" });
+      expect(await sealing.advance("s-big")).toBe("completed");
+      expect((await sealing.status("s-big"))!.output).toMatchObject({ refused: "ResultTooLargeError" });
+
+      const plain = instance(false);
+      await plain.start(streamer, { chunks: ["fine", { note: "%k1.abc" }] }, { id: "s-prefix" });
+      expect(await plain.advance("s-prefix")).toBe("completed");
+      const output = (await plain.status("s-prefix"))!.output as { refused: string; message: string };
+      expect(output.refused).toBe(new InvalidInputError("x").name);
+      expect(output.message).toContain('"$denc1."');
+      // Nothing of the refused write was stored; the chunk before it was.
+      expect((await plain.readStream("s-prefix"))!.chunks.map((chunk) => chunk.data)).toEqual(["fine"]);
     });
   });
 }
