@@ -72,8 +72,7 @@ export async function listEvents(
   checkRange("after", after, 0, undefined, "whole number");
   checkRange("limit", limit, 1, 1000);
   if (!isStorableName(runId)) return [];
-  // An event's data may hold a sealed value (a cancel's reason): opened here, the rest is plain.
-  return instance.codec.open(await readEvents(instance.db, runId, after, limit));
+  return readEvents(instance.db, runId, after, limit);
 }
 
 /** `readStream(id)`: the run's stream chunks after seq `after`, and its status; null for no such run. */
