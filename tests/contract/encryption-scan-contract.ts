@@ -109,7 +109,8 @@ const streamer = defineWorkflow({
       try {
         for (const chunk of input.chunks) out.write(fromTemplate(chunk));
       } catch (error) {
-        return { refused: (error as Error).name, message: (error as Error).message };
+        // Not the message itself: without a key, a result holding the prefix is refused too.
+        return { refused: (error as Error).name, namesPrefix: (error as Error).message.includes('"$denc1."') };
       }
       await out.flush();
       return { refused: null };
@@ -249,9 +250,10 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       const plain = instance(false);
       await plain.start(streamer, { chunks: ["fine", { note: "%k1.abc" }] }, { id: "s-prefix" });
       expect(await plain.advance("s-prefix")).toBe("completed");
-      const output = (await plain.status("s-prefix"))!.output as { refused: string; message: string };
-      expect(output.refused).toBe(new InvalidInputError("x").name);
-      expect(output.message).toContain('"$denc1."');
+      expect((await plain.status("s-prefix"))!.output).toEqual({
+        refused: new InvalidInputError("x").name,
+        namesPrefix: true,
+      });
       // Nothing of the refused write was stored; the chunk before it was.
       expect((await plain.readStream("s-prefix"))!.chunks.map((chunk) => chunk.data)).toEqual(["fine"]);
     });
