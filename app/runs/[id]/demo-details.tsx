@@ -6,6 +6,7 @@ import { formatMoney } from "@/app/mock-providers/payments";
 import { requestCounts, sumOf, type RequestCount } from "@/app/mock-providers/stats";
 import { providerDb } from "@/app/mock-providers/db";
 import type { RunStatus } from "@/lib/durable";
+import { codecOf } from "@/lib/durable/engine/codec-of";
 
 /**
  * What a demo shows live across its run page (RunView's `live`): for a research run, the outline
@@ -127,9 +128,8 @@ async function PlanApprovalDetails({ runId, counts }: { runId: string; counts: R
   const { rows } = await sql<{
     result: any;
   }>`select result from durable_steps where run_id = ${runId} and step_id = 'plan'`.execute(durable.db);
-  // Stored sealed (docs/guide/encryption.md), the plan is one string this page cannot open: say so.
-  const sealed = typeof rows[0]?.result === "string";
-  const plan = (sealed ? undefined : rows[0]?.result) as
+  // The receipt as stored, opened with the instance's codec when it is sealed (docs/guide/encryption.md).
+  const plan = (await codecOf(durable).open(rows[0]?.result)) as
     | { items: { id: string; customer: string; chargeRef: string; amountCents: number }[]; draftedAt: string }
     | undefined;
   const { rows: refunds } =
@@ -166,7 +166,7 @@ async function PlanApprovalDetails({ runId, counts }: { runId: string; counts: R
           </p>
         </>
       ) : (
-        <p className="muted">{sealed ? "The plan is stored encrypted." : "Not drafted yet."}</p>
+        <p className="muted">Not drafted yet.</p>
       )}
       {sumOf(counts, { provider: "payments" }) > 0 ? (
         <ProviderLine counts={counts} provider="payments" operation="refund" noun="refund" made={refunds.length} />
