@@ -5,6 +5,7 @@ import "./ai/wing";
 import type { z } from "zod";
 import { type AnyKysely, connect } from "./drivers/connect";
 import { createDurable, type Durable, type DurableOptions } from "./engine/create-durable";
+import { notePayloadCodec, payloadCodecOf } from "./engine/payloads";
 import type { StepMock } from "./engine/run/execution";
 import { InvalidInputError, RunNotFoundError } from "./errors";
 import { storableName } from "./names";
@@ -134,7 +135,7 @@ export async function createTestDurable(options: TestDurableOptions): Promise<Te
     else runMocks.set(runKey(storableName(scope.runId, "a run id"), stepId), mock);
   }
 
-  return {
+  const testDurable: TestDurable = {
     ...durable,
     async run(workflow, input, runOptions = {}) {
       const { id } = await durable.start(workflow, input, runOptions);
@@ -151,6 +152,9 @@ export async function createTestDurable(options: TestDurableOptions): Promise<Te
       runMocks.clear();
     },
   };
+  // A copy of the facade: the wings that read payloads open them with its codec too.
+  notePayloadCodec(testDurable, payloadCodecOf(durable));
+  return testDurable;
 }
 
 // A run and the runs below it, deepest first, then the run, round after round until a round moves

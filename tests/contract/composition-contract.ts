@@ -12,6 +12,7 @@ import {
   RunStateConflictError,
   StepTimeoutError,
   type Durable,
+  type DurableOptions,
 } from "@/lib/durable";
 import { resetDurableTables } from "../helpers/databases";
 import { until } from "../helpers/until";
@@ -170,7 +171,12 @@ const starter = defineWorkflow({
 
 const workflows = [child, parent, catcher, onExisting, racer, approver, patient, ordered, solo, starter];
 
-export function runCompositionContract(label: string, open: () => Promise<Kysely<any>>) {
+/** `options.encryption`: the same suite with payloads encrypted at rest (tests/contract/encryption-contract.ts). */
+export function runCompositionContract(
+  label: string,
+  open: () => Promise<Kysely<any>>,
+  options: Pick<DurableOptions, "encryption"> = {},
+) {
   describe(`composition on ${label}`, () => {
     let durable: Durable;
     let db: Kysely<any>;
@@ -193,6 +199,7 @@ export function runCompositionContract(label: string, open: () => Promise<Kysely
         secrets: { durable: "t" },
         defaults: { lease: "2s" },
         log: (message) => logs.push(message),
+        ...options,
       });
       await durable.migrate();
     });

@@ -3,7 +3,7 @@ import { storableName } from "../names";
 import { type ChatTurnRecord, type DurableDb, readChatTurn, setChatTurn } from "../store";
 import type { AnyWorkflow } from "../types";
 import { type ChatTurnRequest, chatTurnId, parseChatTurnInput } from "./chat-input";
-import { codecOf } from "../engine/codec-of";
+import { payloadCodecOf } from "../engine/payloads";
 import type { Durable } from "../engine/durable-api";
 
 // A chat's turns (docs/guide/chat.md): a turn is a run of the app's chat workflow, started by id,
@@ -50,7 +50,7 @@ export async function startChatTurn(
  */
 export async function readActiveChatTurn(durable: Durable, chatId: string): Promise<ChatTurnRecord | null> {
   const turn = await readChatTurn(dbOf(durable), storableName(chatId, "a chat id"));
-  return turn && { ...turn, input: await codecOf(durable).open(turn.input) };
+  return turn && { ...turn, input: await payloadCodecOf(durable).open(turn.input) };
 }
 
 /**

@@ -1,7 +1,7 @@
 // `toolApprovals(durable, runId)`: the tool calls of a run's agents that wait for signal
 // `tool-approval`, for the page that approves or denies them (docs/guide/agents.md, "Approvals").
-import { codecOf } from "../engine/codec-of";
 import type { Durable } from "../engine/durable-api";
+import { payloadCodecOf } from "../engine/payloads";
 import { isStorableName } from "../names";
 import { type AgentStepRecord, type DurableDb, listAgentSteps } from "../store";
 
@@ -50,8 +50,14 @@ const key = (turnId: string, toolCallId: string) => `${turnId}\u0000${toolCallId
 export async function toolApprovals(durable: Pick<Durable, "db">, runId: string): Promise<PendingToolApproval[]> {
   if (!isStorableName(runId)) return [];
   const db: DurableDb = durable.db;
-  // The results are the turns' receipts, sealed when the instance encrypts (docs/guide/encryption.md).
-  const steps = await codecOf(durable).open(await listAgentSteps(db, runId, MAX_AGENT_STEPS));
+  // Results sealed at rest are opened with the instance's codec (engine/payloads.ts).
+  const codec = payloadCodecOf(durable);
+  const steps = await Promise.all(
+    (await listAgentSteps(db, runId, MAX_AGENT_STEPS)).map(async (step) => ({
+      ...step,
+      result: await codec.open(step.result),
+    })),
+  );
   const turns = steps.filter((step) => step.kind === "ai" && step.status === "completed" && TURN_ID.test(step.stepId));
   const answered = answeredCalls(steps, turns);
   const pending: PendingToolApproval[] = [];

@@ -37,7 +37,9 @@ export async function completeCallback(
   const declared = declaredSchema(instance, callback);
   if (declared) checkWithZod(declared, JSON.parse(payloadJson), callback.stepId);
   else if (callback.schema !== null) checkPayload(callback.schema, JSON.parse(payloadJson), callback.stepId);
-  const outcome = await deliverCallback(instance.db, { id: callbackId, payloadJson, deliveryKey });
+  // Checked above on the plaintext; stored sealed under the callback's run (engine/payloads.ts).
+  const sealedJson = await instance.codec.sealJson(callback.runId, payloadJson);
+  const outcome = await deliverCallback(instance.db, { id: callbackId, payloadJson: sealedJson, deliveryKey });
   const answer = { ok: true as const, runId: callback.runId };
   if (outcome === "delivered") return { ...answer, delivered: true, alreadyDelivered: false };
   if (outcome === "repeat") return { ...answer, delivered: false, alreadyDelivered: true };

@@ -5,9 +5,11 @@
 import { callbackTokenFor } from "../auth/callback-token";
 import { resolveSecret } from "../auth/secrets";
 import { statusTokenFor } from "../auth/status-token";
+import type { PayloadCodec } from "../encryption/payload-codec";
 import { InvalidInputError } from "../errors";
 import type { AnyWorkflow, Duration } from "../types";
 import type { WorkflowRegistry } from "./define-workflow";
+import { checkPlainStorable } from "./payloads";
 import { type PreparedRun, prepareRun } from "./prepare-run";
 
 export interface ComposeSupport {
@@ -24,12 +26,18 @@ export function createComposeSupport(options: {
   secret: string | undefined;
   baseUrl: string | undefined;
   log: (message: string) => void;
+  /** The instance's payload codec: without a sealing key, an input holding the envelope prefix is refused. */
+  codec?: PayloadCodec;
 }): ComposeSupport {
   const secret = () => resolveSecret("durable", options.secret, options.log);
   const origin = callbackOrigin(options.baseUrl);
   return {
-    prepare: (workflow, input, id, deadline) =>
-      prepareRun(options.registry, options.maxResultBytes, workflow, input, id, deadline),
+    prepare: (workflow, input, id, deadline) => {
+      const run = prepareRun(options.registry, options.maxResultBytes, workflow, input, id, deadline);
+      // Refused here, not when the suspension that inserts it is written (engine/payloads.ts).
+      if (options.codec) checkPlainStorable(options.codec, run.inputJson, `the input of child run "${run.id}"`);
+      return run;
+    },
     statusToken: (runId) => statusTokenFor(secret(), runId),
     callbackToken: (callbackId) => callbackTokenFor(secret(), callbackId),
     callbackUrl: (token) => `${origin()}/api/durable/callback/${token}`,

@@ -31,7 +31,9 @@ export async function cancelById(
       "a cancel reason is a string of at most 1000 characters, without NUL or a lone surrogate",
     );
   }
-  const outcome = await cancelRun(instance.db, id, reason ?? null, children);
+  // The reason becomes the run's error message (and its children's): sealed under its id.
+  const stored = reason === undefined ? null : await instance.codec.sealText(id, reason);
+  const outcome = await cancelRun(instance.db, id, stored, children);
   if (outcome === "not_found") throw new RunNotFoundError(id);
   if (outcome === "terminal") throw new RunStateConflictError(`run "${id}" is already finished`);
   return (await readStatus(instance, id))!;

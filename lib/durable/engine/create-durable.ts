@@ -9,6 +9,7 @@
 //   signal.ts             signal()
 //   control.ts            cancel(), retry(), compact()
 //   operations.ts         cancelMany(), retryMany(), fork()
+//   reencrypt.ts          reencrypt(): stored payloads under the newest key
 //   reads.ts              status(), inspect(), list(), events(), readStream(), countDue(), schedules()
 //   tick.ts               tick(): schedules, claim loops, retention
 //   work.ts → worker.ts   work(): worker mode
@@ -23,11 +24,12 @@ import type { AnyWorkflow } from "../types";
 import { advanceById } from "./claim-and-advance";
 import { completeCallback } from "./callbacks";
 import { listRunCallbacks } from "./run-callbacks";
-import { attachCodec } from "./codec-of";
 import { cancelById, compactNow, retryById } from "./control";
 import type { CancelOptions, Durable, DurableOptions, SignalInput, WingMethods } from "./durable-api";
 import { advanceClock, assertOpen, closeInstance, resolveInstance } from "./instance";
 import { cancelManyRuns, forkRunFrom, retryManyRuns } from "./operations";
+import { notePayloadCodec } from "./payloads";
+import { reencryptRuns } from "./reencrypt";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
 import { sendSignal } from "./signal";
 import { startManyRuns, startRun, statusTokenOf } from "./start";
@@ -93,6 +95,7 @@ export function createDurable(options: DurableOptions): Durable {
     cancelMany: (filter, bulkOptions) => cancelManyRuns(instance, filter, bulkOptions),
     retryMany: (filter) => retryManyRuns(instance, filter),
     fork: (id, forkOptions) => forkRunFrom(instance, id, forkOptions),
+    reencrypt: (filter, reencryptOptions) => reencryptRuns(instance, filter, reencryptOptions),
     readStream: (id, streamOptions) => readRunStream(instance, id, streamOptions),
     events: (runId, eventOptions) => listEvents(instance, runId, eventOptions),
     countDue: (countOptions) => countDue(instance, countOptions),
@@ -109,7 +112,8 @@ export function createDurable(options: DurableOptions): Durable {
     close: () => closeInstance(instance),
     testing: { advanceClock: (duration) => advanceClock(instance, duration) },
   };
-  attachCodec(facade, instance.codec);
+  // The wings that read payloads from the store open them with the instance's codec (engine/payloads.ts).
+  notePayloadCodec(facade, instance.codec);
   return withWingMethods(facade, () => assertOpen(instance)) as Durable; // with what the wings added: WingMethods
 }
 

@@ -308,6 +308,15 @@ export interface Durable extends WingMethods {
    */
   fork(id: string, options: ForkOptions): Promise<StartResult>;
   /**
+   * Rewrites the stored payloads of every run the filter matches (list's filter; none: every run)
+   * under the newest encryption key (docs/guide/encryption.md, "Rotating keys"): each value is
+   * opened and sealed again, and written only when that changed it. In batches of `batchSize`
+   * runs (default 100), one transaction each, beside owners that keep running.
+   * @returns the runs walked and the values rewritten
+   * @throws DecryptionError naming a key that is not configured: nothing of that batch is written
+   */
+  reencrypt(filter?: RunFilterOptions, options?: { batchSize?: number }): Promise<{ runs: number; values: number }>;
+  /**
    * Starts the runs of due schedule slots, then claims due runs and advances up to `concurrency`
    * (default: the instance's `tickConcurrency`) of them at once, until none is due or the budget
    * cannot fit another step.

@@ -76,14 +76,16 @@ export function resolveInstance(options: DurableOptions, startSlot: StartSlot): 
     throw new InvalidInputError('unknownVersion is "wait" or "fail"');
   }
   const log = options.log ?? ((message: string) => console.warn(`[durable] ${message}`));
+  const resolved = resolveSettings(options, db, log);
   const settings: ExecutionSettings = {
-    ...resolveSettings(options, db, log),
+    ...resolved,
     compose: createComposeSupport({
       registry,
       maxResultBytes: options.defaults?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       secret: options.secrets?.durable,
       baseUrl: options.baseUrl,
       log,
+      codec: resolved.codec,
     }),
   };
   const tickConcurrency = checkRange("tickConcurrency", options.tickConcurrency ?? 1, 1, 64, "whole number");

@@ -17,6 +17,9 @@ import { statusTokenOf } from "./start";
 /** Runs per statement of cancelMany and retryMany: each batch is one transaction holding its runs' locks. */
 export const BULK_BATCH = 500;
 
+/** The scope a cancelMany reason is sealed under (engine/payloads.ts). */
+const CANCEL_MANY_SCOPE = "cancelMany";
+
 /** `cancelMany(filter, options)`: cancels every run the filter matches that is not terminal. */
 export async function cancelManyRuns(
   instance: DurableInstance,
@@ -35,9 +38,10 @@ export async function cancelManyRuns(
       "cancelMany: a reason is a string of at most 1000 characters, without NUL or a lone surrogate",
     );
   }
-  return walk((after) =>
-    cancelRunsBatch(instance.db, query, { after, limit: BULK_BATCH, reason: reason ?? null, children }),
-  );
+  // One reason for many runs: sealed once, under the scope "cancelMany" (an envelope names its
+  // scope, so every run's reader opens it; reencrypt() moves it under each run's own).
+  const stored = reason === undefined ? null : await instance.codec.sealText(CANCEL_MANY_SCOPE, reason);
+  return walk((after) => cancelRunsBatch(instance.db, query, { after, limit: BULK_BATCH, reason: stored, children }));
 }
 
 /** `retryMany(filter)`: retries every failed run the filter matches. */
@@ -66,7 +70,8 @@ async function walk(batch: (after: RunPosition | undefined) => Promise<BulkBatch
   }
 }
 
-async function withDeadlockRetry<T>(statement: () => Promise<T>): Promise<T> {
+/** Sends a statement (or a transaction) again when it met a deadlock and rolled back whole, up to 5 times. */
+export async function withDeadlockRetry<T>(statement: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await statement();

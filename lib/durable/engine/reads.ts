@@ -18,6 +18,7 @@ import type { AnyWorkflow } from "../types";
 import { checkRange } from "./check-range";
 import type { ListOptions, ListPage } from "./durable-api";
 import { assertOpen, type DurableInstance, isRegistered } from "./instance";
+import { openEvents, openRunAndSteps } from "./payloads";
 import { checkRunFilter } from "./run-filter";
 import { toRunStatus, toRunSummary } from "./run-status";
 import type { ScheduleInfo } from "./schedules";
@@ -40,8 +41,10 @@ export async function inspectRun(
 ): Promise<{ status: RunStatus; due: boolean } | null> {
   assertOpen(instance);
   if (!isStorableName(id)) return null;
-  const read = await readRun(instance.db, id);
-  if (!read) return null;
+  const sealed = await readRun(instance.db, id);
+  if (!sealed) return null;
+  // Opened for the reader (engine/payloads.ts): a key this deployment lacks throws DecryptionError.
+  const read = await openRunAndSteps(instance.codec, sealed);
   return { status: toRunStatus(read.run, read.steps, isRegistered(instance, read.run)), due: read.due };
 }
 
@@ -56,7 +59,13 @@ export async function listRunPage(instance: DurableInstance, options: ListOption
   }
   const page = await listRuns(instance.db, { ...query, limit, cursor: options.cursor });
   return {
-    runs: page.runs.map((run) => toRunSummary(run, isRegistered(instance, run))),
+    runs: await Promise.all(
+      // A summary shows the error's message of a run's payloads, nothing else: only that is opened.
+      page.runs.map(async (run) => {
+        const error = await instance.codec.open(run.error);
+        return toRunSummary(error === run.error ? run : { ...run, error }, isRegistered(instance, run));
+      }),
+    ),
     nextCursor: page.nextCursor,
   };
 }
@@ -72,7 +81,7 @@ export async function listEvents(
   checkRange("after", after, 0, undefined, "whole number");
   checkRange("limit", limit, 1, 1000);
   if (!isStorableName(runId)) return [];
-  return readEvents(instance.db, runId, after, limit);
+  return openEvents(instance.codec, await readEvents(instance.db, runId, after, limit));
 }
 
 /** `readStream(id)`: the run's stream chunks after seq `after`, and its status; null for no such run. */

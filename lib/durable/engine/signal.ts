@@ -26,9 +26,11 @@ export async function sendSignal(
   if (named) expectWorkflow(runId, found.workflow, named);
   // The version the run started with declares its signals.
   const definition = instance.registry.byVersion.get(versionKey(found.workflow, found.version));
-  const payloadJson = toJsonText(validateSignal(definition, name, payload), {
+  const plainJson = toJsonText(validateSignal(definition, name, payload), {
     limit: instance.settings.maxResultBytes,
   });
+  // The mailbox row belongs to the run: sealed under its id (engine/payloads.ts).
+  const payloadJson = await instance.codec.sealJson(runId, plainJson);
   const outcome = await deliverSignal(instance.db, { runId, name, payloadJson, deliveryId: deliveryId ?? null });
   switch (outcome) {
     case "not_found":

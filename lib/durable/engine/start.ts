@@ -1,12 +1,14 @@
 // `start()` and `startMany()`: new runs of a registered workflow, idempotent on their ids, and the
 // status token each answer carries (docs/model.md).
 import { randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import type { z } from "zod";
 import { resolveSecret } from "../auth/secrets";
 import { statusTokenFor } from "../auth/status-token";
 import { toBoundedMs } from "../duration";
 import { InvalidInputError, RunStateConflictError } from "../errors";
-import { insertDebouncedRun, insertRun, insertRuns } from "../store";
+import { holdsEnvelope } from "../encryption/payload-codec";
+import { findDebouncedRun, insertDebouncedRun, insertRun, insertRuns, readRunInput } from "../store";
 import type { AnyWorkflow, Duration } from "../types";
 import type { StartOptions, StartResult } from "./durable-api";
 import { debounceOf } from "./flow-control";
@@ -22,17 +24,20 @@ export async function startRun<W extends AnyWorkflow>(
   options: StartOptions = {},
 ): Promise<StartResult> {
   assertOpen(instance);
-  const run = prepare(instance, workflow, input, options.id ?? randomUUID(), options.deadline, options.priority);
+  const prepared = prepare(instance, workflow, input, options.id ?? randomUUID(), options.deadline, options.priority);
   const ttlMs = options.ttl === undefined ? null : toBoundedMs(options.ttl, "ttl");
-  run.tags = checkTags(options.tags);
+  prepared.tags = checkTags(options.tags);
+  const plainJson = prepared.inputJson;
+  // Sealed under the run's id (engine/payloads.ts); refused when stored plain and holding the prefix.
+  const run = { ...prepared, ttlMs, inputJson: await instance.codec.sealJson(prepared.id, plainJson) };
   const debounce = debounceOf(instance.workflows.get(run.workflow)!);
-  if (debounce) return startDebounced(instance, { ...run, ttlMs }, debounce);
-  const row = await insertRun(instance.db, { ...run, ttlMs });
+  if (debounce) return startDebounced(instance, run, debounce, plainJson);
+  const row = await insertRun(instance.db, run);
   if (row.activeRunId !== undefined) throw singletonHeld(run, row.activeRunId);
   if (row.workflow !== run.workflow) {
     throw new RunStateConflictError(`run "${run.id}" already exists under workflow "${row.workflow}"`);
   }
-  if (!row.sameInput) {
+  if (!row.sameInput && !(await sameStoredInput(instance, run.id, plainJson))) {
     throw new RunStateConflictError(`run "${run.id}" already exists with another input; start it under a new id`);
   }
   return startResult(instance, run.id, row.created);
@@ -43,12 +48,22 @@ async function startDebounced(
   instance: DurableInstance,
   run: PreparedRun & { ttlMs: number | null },
   debounce: NonNullable<ReturnType<typeof debounceOf>>,
+  plainJson: string,
 ): Promise<StartResult> {
-  const row = await insertDebouncedRun(instance.db, run, debounce);
+  // The key's pending run takes this input: sealed under that run's id, which it is stored in.
+  const pendingId =
+    instance.codec.seals && run.debounceKey != null
+      ? await findDebouncedRun(instance.db, run.workflow, run.debounceKey)
+      : null;
+  const replacement =
+    pendingId !== null && pendingId !== run.id
+      ? { id: pendingId, inputJson: await instance.codec.sealJson(pendingId, plainJson) }
+      : undefined;
+  const row = await insertDebouncedRun(instance.db, run, debounce, replacement);
   if (row.workflow !== run.workflow) {
     throw new RunStateConflictError(`run "${run.id}" already exists under workflow "${row.workflow}"`);
   }
-  if (!row.sameInput) {
+  if (!row.sameInput && !(await sameStoredInput(instance, run.id, plainJson))) {
     throw new RunStateConflictError(`run "${run.id}" already exists with another input; start it under a new id`);
   }
   const result = startResult(instance, row.id, row.created);
@@ -76,8 +91,11 @@ export async function startManyRuns<W extends AnyWorkflow>(
   if (workflow?.debounce) {
     throw new InvalidInputError(`workflow "${workflow.name}" debounces: start its runs one at a time with start()`);
   }
-  const runs = inputs.map((input, n) =>
+  const prepared = inputs.map((input, n) =>
     prepare(instance, workflow, input, options.ids?.[n] ?? randomUUID(), options.deadline),
+  );
+  const runs = await Promise.all(
+    prepared.map(async (run) => ({ ...run, inputJson: await instance.codec.sealJson(run.id, run.inputJson) })),
   );
   if (new Set(runs.map((run) => run.id)).size !== runs.length) {
     throw new InvalidInputError("startMany: two inputs have the same id");
@@ -87,7 +105,7 @@ export async function startManyRuns<W extends AnyWorkflow>(
   const ttlMs = options.ttl === undefined ? null : toBoundedMs(options.ttl, "ttl");
   const tags = checkTags(options.tags);
   const answered = await insertRuns(instance.db, runs, { deadlineInMs: [...deadlines][0] ?? null, ttlMs, tags });
-  const conflict = answered.find((row) => !row.created && (row.workflow !== runs[0]!.workflow || !row.sameInput));
+  const conflict = await findConflict(instance, answered, prepared);
   if (conflict) {
     throw new RunStateConflictError(
       conflict.workflow === null
@@ -96,6 +114,31 @@ export async function startManyRuns<W extends AnyWorkflow>(
     );
   }
   return answered.map((row) => startResult(instance, row.id, row.created));
+}
+
+/** The first answer of startMany that names a run of another workflow or input, if any. */
+async function findConflict(
+  instance: DurableInstance,
+  answered: Awaited<ReturnType<typeof insertRuns>>,
+  prepared: PreparedRun[],
+): Promise<Awaited<ReturnType<typeof insertRuns>>[number] | undefined> {
+  const workflow = prepared[0]!.workflow;
+  for (const [n, row] of answered.entries()) {
+    if (row.created) continue;
+    if (row.workflow !== workflow) return row;
+    if (!row.sameInput && !(await sameStoredInput(instance, row.id, prepared[n]!.inputJson))) return row;
+  }
+  return undefined;
+}
+
+/**
+ * Whether run `id` was started with this input, when the stored one is not the same jsonb: sealed
+ * under another key (a rotation), or with its keys in another order, it is opened and compared.
+ */
+async function sameStoredInput(instance: DurableInstance, id: string, plainJson: string): Promise<boolean> {
+  const stored = await readRunInput(instance.db, id);
+  if (stored === undefined || !holdsEnvelope(stored)) return false;
+  return isDeepStrictEqual(await instance.codec.open(stored), JSON.parse(plainJson));
 }
 
 function prepare(

@@ -2,6 +2,7 @@
 // due schedule slots, fail runs of unknown versions when asked to, release runs held under a changed
 // rate limit (at an instance's first tick, then once a minute), run up to `concurrency` claim
 // loops until nothing is due or the budget cannot fit another step, then a bounded retention slice.
+import { DecryptionError } from "../errors";
 import type { TickReport } from "../schemas";
 import { type ClaimedRun, failUnknownVersions, readNextWake } from "../store";
 import type { ClaimChain } from "./run/advance";
@@ -93,7 +94,17 @@ async function runClaimLoops(
       const chain: ClaimChain = {
         request: () => (fits() ? chainedClaim(instance, deadline - instance.now() + marginMs, yielded) : null),
       };
-      const advanced = await claimAndAdvance(instance, deadline, budget, { exclude: yielded, carried, chain });
+      let advanced: Awaited<ReturnType<typeof claimAndAdvance>>;
+      try {
+        advanced = await claimAndAdvance(instance, deadline, budget, { exclude: yielded, carried, chain });
+      } catch (error) {
+        // A run whose payloads no key opens was given back untouched (engine/run/advance.ts): the
+        // tick goes on with the others and says so.
+        if (!DecryptionError.is(error)) throw error;
+        report.warnings.push(`a claimed run was not advanced: ${error.message}`);
+        carried = null;
+        continue;
+      }
       if (!advanced) return;
       countAdvanced(report, advanced);
       if (advanced.outcome === "yielded") yielded.push(advanced.claim.run.id);

@@ -14,6 +14,7 @@ export { type ChildNotStarted, recordStep, type RecordResult } from "./record-st
 export { appendStream } from "./append-stream";
 export { suspendRun, type Wait } from "./suspend-run";
 export { releaseRun } from "./release-run";
+export { releaseUnreadable } from "./release-unreadable";
 export { type FinishResult, finishRun, finishRunAndClaim, type RunEnd } from "./finish-run";
 export { heartbeatRun } from "./heartbeat-run";
 export { readStepResult } from "./read-step-result";
@@ -21,7 +22,7 @@ export { insertEvent } from "./insert-event";
 export { readRun } from "./read-run";
 export { readStream, type StreamChunk } from "./read-stream";
 export { readEvents, type RunEvent } from "./read-events";
-export { findRunWorkflow, findSingletonHolder } from "./find-run";
+export { findDebouncedRun, findRunWorkflow, findSingletonHolder, readRunInput } from "./find-run";
 export { deliverSignal, type DeliveryOutcome } from "./deliver-signal";
 export { cancelRun } from "./cancel-run";
 export { listOpenDescendants } from "./list-open-descendants";
@@ -47,3 +48,12 @@ export { migrate } from "./migrate";
 export type { ChildToStart, StepOutcome } from "./step-outcome";
 export type { RaceBranchRow, RunRecord, StepRecord } from "./rows";
 export type { DurableDb, DurableTables, Executor } from "./tables";
+export {
+  inTransaction,
+  lockRunBatch,
+  PAYLOAD_COLUMNS,
+  type PayloadColumn,
+  readPayloads,
+  type StoredPayload,
+  writePayload,
+} from "./reencrypt-payloads";

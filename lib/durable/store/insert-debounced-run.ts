@@ -28,14 +28,22 @@ export async function insertDebouncedRun(
   db: DurableDb,
   run: RunToInsert,
   debounce: DebounceParameters,
+  /**
+   * The input as stored into run `id` when the update takes that run: sealed under its own id
+   * (engine/payloads.ts). Another run the update takes gets `run.inputJson`.
+   */
+  replacement?: { id: string; inputJson: string },
 ): Promise<DebouncedRun> {
+  const replacedInput = replacement
+    ? sql`case when id = ${replacement.id} then ${replacement.inputJson}::jsonb else ${run.inputJson}::jsonb end`
+    : sql`${run.inputJson}::jsonb`;
   for (let attempt = 0; attempt < 5; attempt++) {
     const { rows } = await sql<{ id: string; workflow: string; created: boolean; debounced: boolean }>`
       with clock as materialized (select durable_now() as now),
       updated as (
         -- One reading of the clock, as insertRun's: a start capped at the deadline is the deadline.
         update durable_runs set
-          input = ${run.inputJson}::jsonb,
+          input = ${replacedInput},
           version = ${run.version ?? null},
           concurrency_key = ${run.concurrencyKey ?? null},
           rate_key = ${run.rateKey ?? null},

@@ -60,8 +60,8 @@ export const functionSet: {
   sha256: string;
   files: ReadonlyArray<{ name: string; sql: string }>;
 } = {
-  "revision": 25,
-  "sha256": "ca7b738a637bee12aad6eba96aafda3db38ba1d2fdf0cbeb7e517a932ef9261e",
+  "revision": 26,
+  "sha256": "791847d8c90e521dcc2b771f15c1736ec9bb4cc27c0358684aa5b4f44afeeff8",
   "files": [
     {
       "name": "durable_answer_race",
@@ -210,6 +210,10 @@ export const functionSet: {
     {
       "name": "durable_release_run",
       "sql": "-- durable_release_run(run_id, fence, step_id): give a run back, due now, lease cleared: the next\n-- step did not fit the budget, or the body's last receipt met an outcome recorded first\n-- (docs/sql.md, \"durable_release_run\").\n--\n-- The fence check and the release in one update, then a budget.yield event naming the step. A\n-- clean release: lost_claims stays as it is, since this owner wrote no receipt for what it left.\n-- Past the run's deadline nothing is written (durable_end_overdue fails it), nor after the owner's\n-- lease by the database clock (docs/rules.md, rule 11a): the lease is left to be taken.\n\ncreate or replace function durable_release_run(p_run_id text, p_fence bigint, p_step_id text) returns boolean\nlanguage plpgsql as $$\nbegin\n  update durable_runs set\n    status = 'pending', wake_at = durable_now(), lease_until = null, waiting_for = null,\n    updated_at = durable_now()\n  where id = p_run_id and fence = p_fence and status is not distinct from 'running'\n    and lease_until > durable_now() and (deadline_at is null or deadline_at > durable_now());\n  if not found then\n    perform durable_note_rejection(p_run_id, p_fence, 'release');\n    return false;\n  end if;\n  insert into durable_events (run_id, kind, step_id, fence)\n  values (p_run_id, 'budget.yield', p_step_id, p_fence);\n  return true;\nend\n$$;\n"
+    },
+    {
+      "name": "durable_release_unreadable",
+      "sql": "-- durable_release_unreadable(run_id, fence, key_id, wake_in_ms): give back a claimed run whose\n-- stored payloads name an encryption key this deployment does not hold (docs/sql.md,\n-- \"durable_release_unreadable\"; docs/guide/encryption.md, \"A missing key\").\n--\n-- Nothing of the run's own is written: no receipt, no error, lost_claims stays as it is (a clean\n-- release, as durable_release_run's: the owner ran no step). The run is pending again and due\n-- `wake_in_ms` later (at its deadline at the latest), so claimers that lack the key do not take it\n-- back at once, and one that holds it finds it then. A 'decryption.failed' event names the key.\n-- The fence and lease checks are durable_release_run's.\n\ncreate or replace function durable_release_unreadable(\n  p_run_id text, p_fence bigint, p_key_id text, p_wake_in_ms bigint\n) returns boolean\nlanguage plpgsql as $$\ndeclare\n  v_now timestamptz := durable_now();\nbegin\n  update durable_runs set\n    status = 'pending', lease_until = null, waiting_for = null, updated_at = v_now,\n    wake_at = least(v_now + greatest(p_wake_in_ms, 0) * interval '1 millisecond', deadline_at)\n  where id = p_run_id and fence = p_fence and status is not distinct from 'running'\n    and lease_until > v_now and (deadline_at is null or deadline_at > v_now);\n  if not found then\n    perform durable_note_rejection(p_run_id, p_fence, 'release');\n    return false;\n  end if;\n  insert into durable_events (run_id, kind, fence, data)\n  values (p_run_id, 'decryption.failed', p_fence, jsonb_build_object('keyId', p_key_id));\n  return true;\nend\n$$;\n"
     },
     {
       "name": "durable_retry_run",

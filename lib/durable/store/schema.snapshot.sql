@@ -1370,6 +1370,28 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_release_unreadable(p_run_id text, p_fence bigint, p_key_id text, p_wake_in_ms bigint)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_now timestamptz := durable_now();
+begin
+  update durable_runs set
+    status = 'pending', lease_until = null, waiting_for = null, updated_at = v_now,
+    wake_at = least(v_now + greatest(p_wake_in_ms, 0) * interval '1 millisecond', deadline_at)
+  where id = p_run_id and fence = p_fence and status is not distinct from 'running'
+    and lease_until > v_now and (deadline_at is null or deadline_at > v_now);
+  if not found then
+    perform durable_note_rejection(p_run_id, p_fence, 'release');
+    return false;
+  end if;
+  insert into durable_events (run_id, kind, fence, data)
+  values (p_run_id, 'decryption.failed', p_fence, jsonb_build_object('keyId', p_key_id));
+  return true;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_resolve_waits(p_run_id text, p_fence bigint, p_now timestamp with time zone)
  RETURNS void
  LANGUAGE plpgsql

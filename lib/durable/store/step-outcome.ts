@@ -9,6 +9,11 @@ export interface StepOutcome {
   status: "completed" | "failed" | "waiting";
   attempt: number;
   resultJson?: string;
+  /**
+   * The UTF-8 bytes of the result's plaintext JSON, when `resultJson` is sealed (engine/payloads.ts):
+   * limits are measured on the plaintext. Absent: the length of `resultJson`.
+   */
+  resultBytes?: number;
   error?: StoredError;
   externalKey?: string;
   /** How long the body ran, by the app's monotonic clock; started_at = durable_now() − elapsed. */
@@ -68,7 +73,8 @@ export function stepOutcomeJson(outcome: StepOutcome): string {
     deadline_at: outcome.deadlineAt?.toISOString() ?? null,
     deadline_in_ms: outcome.deadlineInMs === undefined ? null : Math.round(outcome.deadlineInMs),
     polls: outcome.polls ?? null,
-    result_bytes: outcome.resultJson === undefined ? null : Buffer.byteLength(outcome.resultJson, "utf8"),
+    result_bytes:
+      outcome.resultJson === undefined ? null : (outcome.resultBytes ?? Buffer.byteLength(outcome.resultJson, "utf8")),
     ...(outcome.signalName === undefined ? {} : { signal_name: outcome.signalName }),
     ...(outcome.signalSeq === undefined ? {} : { signal_seq: outcome.signalSeq }),
     ...(outcome.callback === undefined ? {} : { callback: outcome.callback }),

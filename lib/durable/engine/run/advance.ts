@@ -1,5 +1,5 @@
 import type { Span } from "@opentelemetry/api";
-import { InvalidInputError, serializeError } from "../../errors";
+import { DecryptionError, InvalidInputError, serializeError } from "../../errors";
 import { toJsonText } from "../../json";
 import { createStepApi } from "../../steps/step-api";
 import {
@@ -11,9 +11,11 @@ import {
   finishRunAndClaim,
   type RunEnd,
   releaseRun,
+  releaseUnreadable,
   suspendRun,
 } from "../../store";
 import type { AnyWorkflow, WorkflowContext } from "../../types";
+import { openClaim, sealError, sealOutcome, sealWaits } from "../payloads";
 import { wingStepMembers } from "../wings";
 import { buildStepHost } from "./build-step-host";
 import { Execution, type ExecutionSettings, PAST_RUN_DEADLINE, type Stop } from "./execution";
@@ -58,15 +60,16 @@ export interface ClaimChain {
  * `durable.run` span (engine/run/tracing.ts), whose events say what only this pass knows: a suspension,
  * a refused write, an outcome conflict of the last receipt.
  */
-export function advanceClaimedRun(
+export async function advanceClaimedRun(
   settings: ExecutionSettings,
   workflow: AnyWorkflow,
-  claim: ClaimedRun,
+  sealed: ClaimedRun,
   deadline: number,
   budgetMs: number,
   release?: AbortSignal,
   chain?: ClaimChain,
 ): Promise<AdvanceOutcome> {
+  const claim = await openOrGiveBack(settings, sealed);
   return withRunSpan(claim, async (span) => {
     const exec = new Execution(settings, claim, deadline, budgetMs, release);
     let outcome: AdvanceOutcome;
@@ -84,6 +87,29 @@ export function advanceClaimedRun(
     }
     return outcome;
   });
+}
+
+/** How long a run whose payloads no key opens waits before a claim takes it again. */
+export const UNREADABLE_RETRY_MS = 60_000;
+
+/**
+ * The claim with its payloads opened (engine/payloads.ts). When a payload names a key this
+ * deployment lacks, nothing of the run is written: it is given back, due again in a minute
+ * (durable_release_unreadable), and the DecryptionError naming the key is logged and thrown
+ * (docs/guide/encryption.md, "A missing key").
+ */
+async function openOrGiveBack(settings: ExecutionSettings, claim: ClaimedRun): Promise<ClaimedRun> {
+  try {
+    return await openClaim(settings.codec, claim);
+  } catch (error) {
+    if (!DecryptionError.is(error)) throw error;
+    const { id, fence } = claim.run;
+    settings.log(`[${id}] not advanced, given back for ${UNREADABLE_RETRY_MS / 1000} s: ${error.message}`);
+    await releaseUnreadable(settings.db, id, fence, error.keyId, UNREADABLE_RETRY_MS).catch((cause) =>
+      settings.log(`[${id}] could not be given back, its lease will expire: ${String(cause)}`),
+    );
+    throw error;
+  }
 }
 
 async function advance(
@@ -153,7 +179,8 @@ async function complete(
         issues: parsed.error.issues,
       });
     }
-    outputJson = toJsonText(parsed.data, { limit: exec.settings.maxResultBytes });
+    const plain = toJsonText(parsed.data, { limit: exec.settings.maxResultBytes });
+    outputJson = await exec.settings.codec.sealJson(exec.runId, plain);
   } catch (error) {
     return fail(exec, recorder, span, error, chain);
   }
@@ -163,14 +190,15 @@ async function complete(
   return finish(exec, recorder, span, "completed", { status: "completed", outputJson }, warnings, chain);
 }
 
-function fail(
+async function fail(
   exec: Execution,
   recorder: StepRecorder,
   span: Span,
   error: unknown,
   chain: ClaimChain | undefined,
 ): Promise<AdvanceOutcome> {
-  return finish(exec, recorder, span, "failed", { status: "failed", error: serializeError(error) }, [], chain);
+  const stored = await sealError(exec.settings.codec, exec.runId, serializeError(error));
+  return finish(exec, recorder, span, "failed", { status: "failed", error: stored }, [], chain);
 }
 
 /**
@@ -188,7 +216,8 @@ function finish(
 ): Promise<AdvanceOutcome> {
   return write(exec, async () => {
     if (!recorder.holding) await recorder.flush(); // a flush already under way lands first
-    const last = recorder.takeHeld();
+    const held = recorder.takeHeld();
+    const last = held && (await sealOutcome(exec.settings.codec, exec.runId, held));
     const next = chain?.request() ?? null;
     const metadata = exec.metadata.take();
     let result: FinishResult;
@@ -241,7 +270,8 @@ async function applyStop(
   const { waits, waitingFor } = stop as Extract<Stop, { kind: "suspend" }>;
   return write(exec, async () => {
     await failpoint("suspend.before");
-    if (!(await suspendRun(exec.db, exec.runId, exec.fence, waits, waitingFor, exec.metadata.take()))) return "lost";
+    const sealed = await sealWaits(exec.settings.codec, exec.runId, waits);
+    if (!(await suspendRun(exec.db, exec.runId, exec.fence, sealed, waitingFor, exec.metadata.take()))) return "lost";
     await failpoint("suspend.after");
     if (chain) chain.started = waits.flatMap((wait) => (wait.start ? [wait.start.id] : []));
     spanEvent(span, TRACE_EVENTS.suspension, () => ({

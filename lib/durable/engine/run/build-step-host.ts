@@ -48,6 +48,7 @@ class ExecutionHost implements StepHost {
       maxResultBytes: settings.maxResultBytes,
       skipSleeps: settings.skipSleeps === true,
       log: settings.log,
+      seals: settings.codec.seals,
     };
     this.lostLeaseUntil = exec.claim.run.lostLeaseUntil;
     this.storeKey = exec.db;

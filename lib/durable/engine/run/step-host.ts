@@ -88,6 +88,8 @@ export interface StepSettings {
   /** Testing only: sleeps complete at once (docs/guide/testing.md). */
   skipSleeps: boolean;
   log: (message: string) => void;
+  /** Whether values are sealed as written (encryption/payload-codec.ts); if not, a result may not hold the prefix. */
+  seals: boolean;
 }
 
 export interface StepHost {

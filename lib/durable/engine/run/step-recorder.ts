@@ -7,6 +7,7 @@ import {
   type StepRecord,
 } from "../../store";
 import type { StoredError } from "../../types";
+import { openStep, sealOutcome } from "../payloads";
 import type { Execution } from "./execution";
 import { failpoint } from "./failpoints";
 import { TRACE_EVENTS, traceEvent } from "./tracing";
@@ -79,7 +80,9 @@ export function createStepRecorder(exec: Execution): StepRecorder {
 
     resultOf(recorded) {
       if (!recorded.resultOmitted) return Promise.resolve(recorded.result);
-      return exec.track(() => readStepResult(exec.db, exec.runId, recorded.stepId));
+      return exec.track(async () =>
+        exec.settings.codec.open(await readStepResult(exec.db, exec.runId, recorded.stepId)),
+      );
     },
 
     revive: (error) => exec.noteRecordedFailure(reviveError(error)),
@@ -147,10 +150,14 @@ async function writeOutcome(
   let result: RecordResult;
   // ctx.setMetadata's patches since the last write ride on this receipt (docs/guide/runs.md,
   // "Tags and metadata"); a write that fails stops the execution, and the next one sets them again.
+  // Sealed as it is written (engine/payloads.ts); an outcome recorded first comes back opened.
+  const sealed = await sealOutcome(exec.settings.codec, exec.runId, outcome);
   const metadata = exec.metadata.take();
-  const sent = metadata ? { ...outcome, metadata: { ...outcome.metadata, ...metadata } } : outcome;
+  const sent = metadata ? { ...sealed, metadata: { ...sealed.metadata, ...metadata } } : sealed;
   try {
     result = await recordStep(tx ?? exec.db, exec.runId, exec.fence, sent);
+    if (result.owned && result.conflict)
+      result = { ...result, recorded: await openStep(exec.settings.codec, result.recorded) };
   } catch (error) {
     // Inside a tx step the caller decides (the transaction rolls back). Outside, the body's
     // outcome is not a failure: stop, and the next owner re-runs the step as a reclaim
