@@ -12,7 +12,14 @@ import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { sql } from "kysely";
-import { createDurable, type Durable, defineWorkflow, FatalStepError, InvalidInputError } from "@/lib/durable";
+import {
+  createDurable,
+  type Durable,
+  defineWorkflow,
+  type EncryptionKey,
+  FatalStepError,
+  InvalidInputError,
+} from "@/lib/durable";
 import { chatTurnInput, loadChat, startChatTurn } from "@/lib/durable/ai";
 import { resetDurableTables } from "../helpers/databases";
 import { type MockModelServer, startMockModelServer } from "../helpers/mock-model-server";
@@ -165,8 +172,10 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
   describe(`encryption at rest, the all-tables scan (${label})`, () => {
     let db: Kysely<any>;
     const instances: Durable[] = [];
-    const instance = (encrypt: boolean) => {
-      const encryption = encrypt ? { keys: [{ id: "k1", secret: randomBytes(32).toString("base64") }] } : undefined;
+    /** An instance: plain (false), under a fresh key k1 (true), or under the keys given. */
+    const instance = (encrypt: boolean | EncryptionKey[]) => {
+      const keys = encrypt === true ? [{ id: "k1", secret: randomBytes(32).toString("base64") }] : encrypt;
+      const encryption = keys ? { keys } : undefined;
       const durable = createDurable({
         db,
         workflows: [everything, failing, parked, chat, streamer],
@@ -256,6 +265,24 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       });
       // Nothing of the refused write was stored; the chunk before it was.
       expect((await plain.readStream("s-prefix"))!.chunks.map((chunk) => chunk.data)).toEqual(["fine"]);
+    });
+
+    it("reencrypt moves a run's stream chunks to the new key, and readStream still answers them plain", async () => {
+      await resetDurableTables(db);
+      const k1 = { id: "k1", secret: randomBytes(32).toString("base64") };
+      const k2 = { id: "k2", secret: randomBytes(32).toString("base64") };
+      const before = instance([k1]);
+      await before.start(streamer, { chunks: [{ text: "@" }, "@"] }, { id: "s-rot" });
+      expect(await before.advance("s-rot")).toBe("completed");
+      const rotated = instance([k2, { ...k1, decryptOnly: true }]);
+      expect((await rotated.reencrypt()).runs).toBe(1);
+      const { rows } = await sql<{ data: string }>`
+        select data from durable_stream_chunks where run_id = 's-rot' order by seq`.execute(db);
+      expect(rows.map((row) => row.data.slice(0, 10))).toEqual(["$denc1.k2.", "$denc1.k2."]);
+      const after = instance([k2]);
+      expect((await after.readStream("s-rot"))!.chunks.map((chunk) => chunk.data)).toEqual(
+        fromTemplate([{ text: "@" }, "@"]),
+      );
     });
   });
 }
