@@ -2,6 +2,7 @@
 // kind of core payload behaves as without encryption while the payload columns hold no plaintext;
 // rotation, decrypt-only keys, a missing key refused with nothing changed, reencrypt in batches.
 // The composition suite runs once more encrypted beside this (tests/pglite/encryption.test.ts).
+import { createHash, randomBytes } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -13,7 +14,9 @@ import {
   type EncryptionKey,
   FatalStepError,
 } from "@/lib/durable";
+import { parseEnvelope } from "@/lib/durable/encryption/envelope";
 import { resetDurableTables } from "../helpers/databases";
+import { until } from "../helpers/until";
 
 export const TEST_KEYS = {
   k1: { id: "k1", secret: Buffer.alloc(32, 1).toString("base64") },
@@ -75,7 +78,28 @@ const steady = defineWorkflow({
   },
 });
 
-const workflows = [kid, vault, steady];
+const debounced = defineWorkflow({
+  name: "enc-debounced",
+  input: z.object({ doc: z.string(), text: z.string() }),
+  debounce: { key: (input) => input.doc, period: "1m" },
+  async run(_ctx, input) {
+    return input.text;
+  },
+});
+
+// A result near the 1 MiB limit, incompressible: over the claim's inline limit, read when replayed.
+const big = defineWorkflow({
+  name: "enc-big",
+  input: z.object({}),
+  signals: { go: z.null() },
+  async run(ctx) {
+    const blob = await ctx.step.run("blob", () => randomBytes(760 * 1024).toString("base64"));
+    await ctx.step.waitForSignal("go");
+    return { length: blob.length, digest: createHash("sha256").update(blob).digest("hex") };
+  },
+});
+
+const workflows = [kid, vault, steady, debounced, big];
 
 /** Every payload column's text, one string per table (tests/contract/encryption-contract.ts). */
 export async function payloadText(db: Kysely<any>): Promise<string> {
@@ -178,10 +202,46 @@ export function runEncryptionContract(label: string, open: () => Promise<Kysely<
       expect(cancelled?.data.reason).toBe(`${MARK}:reason`);
       // A start repeated with the same input is the same run, sealed or not.
       expect((await durable.start(vault, { secret: MARK }, { id: "c" })).created).toBe(false);
+      await durable.start(vault, { secret: MARK }, { id: "c2" });
+      expect(await durable.cancelMany({ workflow: "enc-vault" }, { reason: `${MARK}:many` })).toEqual({
+        matched: 1,
+        changed: 1,
+      });
+      expect((await durable.status("c2"))?.error?.message).toBe(`${MARK}:many`);
 
       const stored = await payloadText(db);
       expect(stored).not.toContain(MARK);
       expect(stored).toContain("$denc1.k1.");
+    });
+
+    it("a debounced start's input is sealed under the id of the pending run it replaces", async () => {
+      const durable = make([TEST_KEYS.k1]);
+      await durable.start(debounced, { doc: "a", text: `${MARK}:first` }, { id: "d1" });
+      const second = await durable.start(debounced, { doc: "a", text: `${MARK}:second` }, { id: "d2" });
+      expect(second).toMatchObject({ id: "d1", created: false, debounced: true });
+      const { rows } = await sql<{ input: string }>`select input #>> '{}' as input from durable_runs`.execute(db);
+      expect(rows.length).toBe(1);
+      expect(parseEnvelope(rows[0]!.input)?.scope).toBe("d1");
+      await durable.testing.advanceClock("2m");
+      await drain(durable);
+      expect((await durable.status("d1"))?.output).toBe(`${MARK}:second`);
+    });
+
+    it("a result near 1 MiB is stored sealed, left out of the claim and read and opened on replay", async () => {
+      const durable = make([TEST_KEYS.k1]);
+      await durable.start(big, {}, { id: "big" });
+      await drain(durable);
+      const { rows } = await sql<{ bytes: number; stored: number }>`
+        select result_bytes as bytes, octet_length(result::text) as stored
+          from durable_steps where run_id = 'big' and step_id = 'blob'`.execute(db);
+      // The limits measure the plaintext; the envelope is larger (base64 of what did not deflate).
+      expect(rows[0]!.bytes).toBeGreaterThan(1_000_000);
+      expect(rows[0]!.stored).toBeGreaterThan(rows[0]!.bytes);
+      await durable.signal({ runId: "big", name: "go", payload: null });
+      await drain(durable);
+      const output = (await durable.status("big"))?.output as { length: number; digest: string };
+      expect(output.length).toBe(rows[0]!.bytes - 2);
+      expect(output.digest).toMatch(/^[0-9a-f]{64}$/);
     });
 
     it("rotation: a new first key writes under it, the retired one still reads; reencrypt moves the rest", async () => {
@@ -195,12 +255,16 @@ export function runEncryptionContract(label: string, open: () => Promise<Kysely<
       expect(rows[0]!.output.startsWith("$denc1.k2.")).toBe(true);
       // A start repeated under the new key answers the run its old key sealed.
       expect((await rotated.start(steady, { secret: MARK, steps: 2 }, { id: "r" })).created).toBe(false);
+      // A fork copies the sealed input and receipts as they are: they open under the source's scope.
+      await rotated.fork("r", { fromStep: "s1", id: "r-fork" });
+      await drain(rotated);
+      expect((await rotated.status("r-fork"))?.output).toEqual([`${MARK}:0`, `${MARK}:1`]);
 
       const first = await rotated.reencrypt();
-      expect(first.runs).toBe(1);
+      expect(first.runs).toBe(2);
       expect(first.values).toBeGreaterThan(0);
       expect(await payloadText(db)).not.toContain("$denc1.k1.");
-      expect(await rotated.reencrypt()).toEqual({ runs: 1, values: 0 });
+      expect(await rotated.reencrypt()).toEqual({ runs: 2, values: 0 });
       // k1 is gone: an instance with only k2 reads everything.
       expect((await make([TEST_KEYS.k2]).status("r"))?.output).toEqual([`${MARK}:0`, `${MARK}:1`]);
     });
@@ -222,7 +286,7 @@ export function runEncryptionContract(label: string, open: () => Promise<Kysely<
       const before = await fingerprint(db);
       const lacking = make([TEST_KEYS.k2]);
       const report = await lacking.tick({ budgetMs: 10_000 });
-      expect(report.warnings.join("\n")).toContain('"k1"');
+      expect(report.warnings.join("\n")).toMatch(/^run "m" was not advanced: .*key "k1"/m);
       expect(report.completed + report.failed).toBe(0);
       await expect(lacking.status("m")).rejects.toSatisfy(
         (error: unknown) => DecryptionError.is(error) && error.keyId === "k1" && error.reason === "missing_key",
@@ -240,6 +304,24 @@ export function runEncryptionContract(label: string, open: () => Promise<Kysely<
       const status = await restored.status("m");
       expect(status).toMatchObject({ status: "completed", output: [`${MARK}:0`], attempts: 2 });
       expect(status?.steps[0]?.attempt).toBe(1);
+    });
+
+    it("a worker without the key logs the refusal, gives the run back once and goes on with the others", async () => {
+      await make([TEST_KEYS.k1]).start(steady, { secret: MARK }, { id: "w" });
+      const worker = make([TEST_KEYS.k2]);
+      await worker.start(steady, { secret: "open" }, { id: "ok" });
+      const stop = new AbortController();
+      const working = worker.work({ signal: stop.signal, pollMs: 20 });
+      try {
+        await until(async () => (await worker.status("ok"))?.status === "completed");
+        await until(() => logs.some((line) => line.includes("[w] not advanced") && line.includes('"k1"')));
+      } finally {
+        stop.abort();
+        await working;
+      }
+      const events = await make([retired(TEST_KEYS.k1)]).events("w");
+      expect(events.filter((event) => event.kind === "decryption.failed")).toHaveLength(1);
+      expect((await make([retired(TEST_KEYS.k1)]).status("w"))?.status).toBe("pending");
     });
 
     it("reencrypt walks in batches; a key it lacks stops the batch with nothing of it written", async () => {
