@@ -1,4 +1,5 @@
-// The dashboard in headless Chromium, on in-memory PGlite with no cron.
+// The dashboard in headless Chromium, with no cron: under next start on the real server with encryption
+// at rest on, under next dev on in-memory PGlite.
 //
 // Under `next start` (the built app): start the approval demo from `/`, approve it on its run page,
 // and watch the timeline reach "completed" without reloading, driven by useDurableRun polling the
