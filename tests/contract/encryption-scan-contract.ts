@@ -239,9 +239,8 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       const written = fromTemplate(chunks);
       expect((await durable.readStream("s-1"))!.chunks.map((chunk) => chunk.data)).toEqual(written);
       const { rows } = await sql<{ data: unknown; size: number }>`
-        select data, octet_length(data::text) as size from durable_stream_chunks where run_id = 's-1' order by seq`.execute(
-        db,
-      );
+        select data, octet_length(data::text) as size
+          from durable_stream_chunks where run_id = 's-1' order by seq`.execute(db);
       expect(rows.every((row) => typeof row.data === "string" && row.data.startsWith("$denc1.k1."))).toBe(true);
       // The synthetic nonce: equal chunks of one run are equal envelopes; the deflated big one is small.
       expect(rows[5]!.data).toBe(rows[0]!.data);
@@ -249,7 +248,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       expect(await scanForPlaintext(db, [MARK.stream])).toEqual([]);
     });
 
-    it("refuses a chunk over 64 KiB of plaintext, and without a sealing key one holding the envelope prefix", async () => {
+    it("refuses a chunk over 64 KiB of plaintext; without a sealing key, one holding the prefix", async () => {
       await resetDurableTables(db);
       const sealing = instance(true);
       await sealing.start(streamer, { chunks: ["y".repeat(64 * 1024 + 1)] }, { id: "s-big" });

@@ -104,7 +104,7 @@ describe("payload codec", () => {
     expect(() => createPayloadCodec({ keys: [{ id: "k", secret: short }] })).not.toThrow(short);
   });
 
-  it("deflates with Node's zlib where it has it and with CompressionStream elsewhere, to the same envelopes", async () => {
+  it("deflates with Node's zlib where it has it, with CompressionStream elsewhere, to the same envelopes", async () => {
     // The codec module as the Edge runtime loads it: no process.getBuiltinModule, so the streams.
     vi.resetModules();
     vi.stubGlobal("process", { ...process, getBuiltinModule: undefined });

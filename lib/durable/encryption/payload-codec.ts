@@ -35,9 +35,8 @@ const COMPRESS_FROM = 256;
  * deflate as CompressionStream's, without a stream per value, which costs ten times more for a
  * small one (docs/performance.md, "Encryption at rest"). Elsewhere (the Edge runtime) the streams.
  */
-const zlib = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.("node:zlib") as typeof import("node:zlib") | undefined;
+type Runtime = { process?: { getBuiltinModule?: (id: string) => unknown } };
+const zlib = (globalThis as Runtime).process?.getBuiltinModule?.("node:zlib") as typeof import("node:zlib") | undefined;
 const RAW = 0;
 const DEFLATED = 1;
 const utf8 = new TextEncoder();
