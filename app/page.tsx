@@ -104,7 +104,7 @@ export default async function Home({ searchParams }: Props) {
     readPage(durable, filters, cursor),
     signedInWithCookie(),
   ]);
-  const outcomes = await readOutcomes(durable.db, page.runs);
+  const outcomes = await readOutcomes(durable, page.runs);
   const now = Date.now();
   const narrowed = Boolean(filters.workflow || filters.tag || filters.version || filters.parent || filters.beforePatch);
   const workflowNames = [...durable.workflows.keys()].sort();

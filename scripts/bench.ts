@@ -19,6 +19,7 @@
 //   npm run bench -- --flow                    the machine and section 10 (rate-limited claims at 1,000,000) only
 //   npm run bench -- --priority-walk           the machine and section 11 (an idle claim over 20,000 waiting
 //                                              runs at distinct priorities, and at one) only
+//   npm run bench -- --encryption              the machine and section 12 (encryption at rest per step) only
 import { dropCreatedDatabases } from "./bench/databases";
 import { loadAverage, machine } from "./bench/machine";
 import { table } from "./bench/report";
@@ -30,6 +31,7 @@ import { priorityWalkRows } from "./bench/priority-walk";
 import { flowControlSection } from "./bench/flow-control";
 import { CLAIM_SAMPLES, FINISHED_RUNS, childrenSection, coreSections } from "./bench/core-sections";
 import { heading } from "./bench/section-heading";
+import { encryptionSection } from "./bench/encryption";
 import { parseOptions } from "./bench/options";
 import { scaleSection } from "./bench/scale-section";
 
@@ -93,6 +95,9 @@ try {
     heading("11. An idle claim (nothing due) over waiting runs at distinct priorities and at one");
     table(await priorityWalkRows(CLAIM_SAMPLES));
   }
+
+  // ── 12. Encryption at rest per step (scripts/bench/encryption.ts prints its table) ──
+  if (all || options.only === "encryption") await encryptionSection(heading, table);
 } finally {
   await dropCreatedDatabases();
 }

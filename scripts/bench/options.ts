@@ -11,7 +11,8 @@ type Section =
   | "peers"
   | "operations"
   | "flow"
-  | "priority-walk";
+  | "priority-walk"
+  | "encryption";
 const SECTIONS: readonly Section[] = [
   "core",
   "children",
@@ -22,6 +23,7 @@ const SECTIONS: readonly Section[] = [
   "operations",
   "flow",
   "priority-walk",
+  "encryption",
 ];
 
 interface Options {
@@ -37,7 +39,7 @@ interface Options {
  * `--core` (sections 1–4 only), `--children` (section 1's parent of 10 children only), `--scale`
  * (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only), `--peers`
  * (section 8 only), `--operations` (section 9 only), `--flow` (section 10 only), `--priority-walk`
- * (section 11 only), `--scale-runs N`,
+ * (section 11 only), `--encryption` (section 12 only), `--scale-runs N`,
  * and for section 8 `--peer-jobs N`, `--peer-rounds N` and `--rtt <ms>`; anything else is refused.
  */
 export function parseOptions(args: string[]): Options {
@@ -80,7 +82,7 @@ export function parseOptions(args: string[]): Options {
       console.error(
         `unknown option ${arg}: npm run bench ` +
           "[-- --core | --children | --scale | --tracing | --retention | --peers | --operations | --flow | " +
-          "--priority-walk] " +
+          "--priority-walk | --encryption] " +
           "[--scale-runs N] [--peer-jobs N] [--peer-rounds N] [--rtt <ms>]",
       );
       process.exit(2);

@@ -49,12 +49,15 @@ export async function crashAtEveryFailpoint(scale: Scale): Promise<ScenarioResul
  * 4: concurrent workers, a nemesis that kills and pauses them past their lease; paused owners resume and are
  * refused.
  */
-export async function killAndPause(scale: Scale): Promise<ScenarioResult> {
+export async function killAndPause(
+  scale: Scale,
+  variant: { id: string; database: string; label: string } = { id: "4", database: "durable_chaos_nemesis", label: "" },
+): Promise<ScenarioResult> {
   const runs = scale.full ? 3_000 : 300;
   const workerCount = scale.full ? 12 : 6;
   const durationMs = scale.full ? 60_000 : 12_000;
   const random = seeded(scale.seed);
-  const { url, db } = await createChaosDatabase("durable_chaos_nemesis");
+  const { url, db } = await createChaosDatabase(variant.database);
   // Steps long enough that the nemesis catches owners mid-step.
   await startRuns(db, runs, () => [Math.floor(random() * 150), Math.floor(random() * 60)]);
   const env = { IDLE_EXIT_MS: String(durationMs + 5_000) };
@@ -111,8 +114,8 @@ export async function killAndPause(scale: Scale): Promise<ScenarioResult> {
   const refused = (await events(db, ["fence.rejected", "step.outcome-conflict"])) - refusedBefore;
   if (refused !== frozen) problems.push(`${frozen} frozen owners resumed, ${refused} late writes refused`);
   return {
-    id: "4",
-    name: `${workerCount} workers, nemesis kills and pauses past the lease (seed ${scale.seed})`,
+    id: variant.id,
+    name: `${variant.label}${workerCount} workers, nemesis kills and pauses past the lease (seed ${scale.seed})`,
     db,
     problems,
     counts: {

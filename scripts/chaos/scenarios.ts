@@ -1,13 +1,15 @@
 // the chaos scenarios of docs/invariants.md on the real server. Each builds a fresh database, starts runs, lets
 // workers (child processes) and a seeded nemesis loose, drains what is left, and returns its
 // counts; the caller checks I1–I10 on the database it leaves (and the invariants a scenario adds).
-// The scenarios live in crash-, connection-, load- and composition-scenarios.ts, and batch-kills.ts.
+// The scenarios live in crash-, connection-, load- and composition-scenarios.ts, batch-kills.ts and
+// encryption-scenario.ts.
 import { killHoldingBatches } from "./batch-kills";
 import type { Scale, ScenarioResult } from "./scenario-support";
 import { blackholedConnections, skewedClocks, terminateBackends } from "./connection-scenarios";
 import { budgets, fanOut, load } from "./load-scenarios";
 import { crashAtEveryFailpoint, frozenInTransaction, killAndPause } from "./crash-scenarios";
 import { parentsAndChildren } from "./composition-scenarios";
+import { encryptedKillAndPause } from "./encryption-scenario";
 
 export type { Scale, ScenarioResult };
 
@@ -24,4 +26,5 @@ export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<Scenari
   ["10", fanOut],
   ["11", parentsAndChildren],
   ["12", killHoldingBatches],
+  ["13", encryptedKillAndPause],
 ];

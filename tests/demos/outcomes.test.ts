@@ -83,7 +83,7 @@ describe("the outcome of a completed demo run", () => {
       { id: "nobody", workflow: "checkout", status: "completed" },
       { id: "co-late-too", workflow: "checkout", status: "waiting" },
     ];
-    const outcomes = await readOutcomes(durable.db, runs);
+    const outcomes = await readOutcomes(durable, runs);
     expect(Object.keys(outcomes).sort()).toEqual(["co-declined", "co-late", "r-rejected"]);
     expect(outcomes["co-late"]).toEqual({
       label: "Cancelled and refunded",
@@ -91,6 +91,6 @@ describe("the outcome of a completed demo run", () => {
       detail: "the payment did not settle within 15 minutes; refunded",
     });
     expect(outcomes["r-rejected"]).toMatchObject({ label: "Outline rejected" });
-    expect(await readOutcomes(durable.db, [])).toEqual({});
+    expect(await readOutcomes(durable, [])).toEqual({});
   });
 });

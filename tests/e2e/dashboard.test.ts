@@ -1,4 +1,5 @@
-// The dashboard in headless Chromium, on in-memory PGlite with no cron.
+// The dashboard in headless Chromium, with no cron: under next start on the real server with encryption
+// at rest on, under next dev on in-memory PGlite.
 //
 // Under `next start` (the built app): start the approval demo from `/`, approve it on its run page,
 // and watch the timeline reach "completed" without reloading, driven by useDurableRun polling the
@@ -6,14 +7,22 @@
 // 1280 px: no sideways scrolling, no clipped text. The screenshots go to test-artifacts/screenshots/
 // (git ignores it); with UPDATE_SCREENSHOTS=1 to docs/screenshots/, the ones the repository keeps.
 //
+// That server runs with encryption at rest on (DURABLE_ENCRYPTION_KEYS, docs/guide/encryption.md) on a
+// database of the real server: every page above shows plain inputs, outputs, plans, streamed answers
+// and outcomes, and at the end no durable_% table holds the demos' plaintext.
+//
 // Under `next dev` opened at 127.0.0.1, as a newcomer does after `npm run dev`: the page hydrates
 // (next.config.ts allows the dev resources to both local addresses), and with JavaScript off the
 // run page's actions still work, as plain forms.
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
+import { sql } from "kysely";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect } from "@/lib/durable";
 import { statusTokenFor } from "@/lib/durable/auth/status-token";
+import { createTestDatabase } from "../helpers/databases";
+import { scanForPlaintext } from "../helpers/plaintext-scan";
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, WIDE, watchProblems } from "./helpers/chromium";
 import { signInCookie } from "./helpers/dashboard-session";
 import { DurableClient, makeSecrets } from "./helpers/durable-client";
@@ -84,11 +93,20 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
     let page: Page;
     let watched: ReturnType<typeof watch>;
     let approvalRun: string;
+    let databaseUrl: string;
 
     beforeAll(async () => {
       await buildApp();
+      databaseUrl = await createTestDatabase("durable_e2e_dashboard");
+      const key = `e2e:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`;
       server = await startNext({
-        env: { DATABASE_URL: "memory://", DURABLE_DRIVER: undefined, DURABLE_DASHBOARD: "on", ...secrets.env },
+        env: {
+          DATABASE_URL: databaseUrl,
+          DURABLE_DRIVER: undefined,
+          DURABLE_DASHBOARD: "on",
+          DURABLE_ENCRYPTION_KEYS: key,
+          ...secrets.env,
+        },
       });
       page = await browser.newPage({ viewport: WIDE });
       // In production the dashboard asks for a sign-in (docs/guide/dashboard.md, "Who may operate it").
@@ -261,6 +279,25 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("dashboard in Chromium
         await phone.close();
       }
     }, 180_000);
+
+    it("left no plaintext of the demos in the database: the plan, the answers, the outputs are sealed", async () => {
+      const db = await connect(databaseUrl, { driver: "pg" });
+      try {
+        // The plan-approval demo's customers (app/workflows/plan-approval.ts: each plan names three of
+        // them), keys of the approval's, the checkout's and the research's outputs. Not the checkout's
+        // order id: its metadata names it, and metadata stays plain.
+        const markers = ["Lovelace", "Hopper", "Turing", "Katherine", "Dijkstra", "Liskov", "Knuth"];
+        markers.push('"approvedBy"', '"executed"', '"amount"', '"answer"');
+        expect(await scanForPlaintext(db, markers)).toEqual([]);
+        const { rows } = await sql<{ sealed: number }>`
+          select count(*)::int as sealed from durable_steps where starts_with(result #>> '{}', '$denc1.e2e.')`.execute(
+          db,
+        );
+        expect(rows[0]!.sealed).toBeGreaterThan(10);
+      } finally {
+        await db.destroy();
+      }
+    });
   });
 
   describe("under next dev, opened at 127.0.0.1", () => {

@@ -21,6 +21,7 @@ import {
 } from "@/lib/durable";
 import { type ChatRoutes, type ChatRoutesOptions, createChatRoutes } from "@/lib/durable/ai";
 import { until } from "../helpers/until";
+import { scanForPlaintext } from "../helpers/plaintext-scan";
 import { readUiEvents, textOf, typesOf, type UiEvent } from "../helpers/ui-stream";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -419,5 +420,36 @@ describe("loadChat", () => {
     expect(after).toHaveLength(4);
     expect(after[3]!.parts).toEqual([{ type: "step-start" }, expect.objectContaining({ text: "second third " })]);
     await routes.idle();
+  });
+});
+
+describe("with encryption at rest (docs/guide/encryption.md)", () => {
+  it("streams a turn and loads it plain, while no table holds its words", async () => {
+    const secret = Buffer.alloc(32, 7).toString("base64");
+    const sealed = createDurable({
+      db: await connect("memory://"),
+      workflows: [chat],
+      encryption: { keys: [{ id: "chat", secret }] },
+      log: () => {},
+    });
+    try {
+      await sealed.migrate();
+      const via = createChatRoutes(async () => sealed, { workflow: chat, authorize, log: () => {} });
+      const first = await readUiEvents(await post(turnBody("ann-enc", "m1", "say confidential quince"), ann, via));
+      expect(textOf(first.events)).toBe("confidential quince ");
+      const again = await via.stream.GET(
+        new Request(chatUrl("/ann-enc/stream"), { headers: { "x-user": "ann" } }),
+        ctxOf("ann-enc"),
+      );
+      expect(again.status).toBe(204); // the turn ended: nothing to resume, loadChat has it
+      const history = await loadChat(sealed, "ann-enc");
+      expect(history[0]).toEqual(user("m1", "say confidential quince"));
+      expect(history[1]!.parts.map((part) => (part.type === "text" ? part.text : "")).join("")).toBe(
+        "confidential quince ",
+      );
+      expect(await scanForPlaintext(sealed.db, ["confidential", "quince"])).toEqual([]);
+    } finally {
+      await sealed.close();
+    }
   });
 });

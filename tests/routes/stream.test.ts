@@ -4,8 +4,9 @@
 // so the wire format is checked independently of the client in lib/durable/react.ts.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineWorkflow, FatalStepError } from "@/lib/durable";
-import type { DurableRoutes } from "@/lib/durable/next";
+import { sql } from "kysely";
+import { connect, createDurable, defineWorkflow, FatalStepError } from "@/lib/durable";
+import { createDurableRoutes, type DurableRoutes } from "@/lib/durable/next";
 import { until } from "../helpers/until";
 import { admin, approval, createFixture, expectRefused, fingerprint, params, type RouteFixture, url } from "./harness";
 
@@ -451,6 +452,41 @@ describe("GET /api/durable/runs/{id}/stream: a live run", () => {
       expect(read.mock.calls.length).toBe(after);
     } finally {
       read.mockRestore();
+    }
+  });
+});
+
+describe("with encryption at rest (docs/guide/encryption.md)", () => {
+  const key = (id: string) => ({ id, secret: Buffer.alloc(32, id).toString("base64") });
+
+  it("answers the chunks plain while the table holds envelopes; without the key, 500 decryption_failed", async () => {
+    const db = await connect("memory://");
+    const options = { db, workflows: [talker], secrets: { durable: "enc-secret" }, log: () => {} };
+    const sealing = createDurable({ ...options, encryption: { keys: [key("k1")] } });
+    const lacking = createDurable({ ...options, encryption: { keys: [key("k2")] } });
+    try {
+      await sealing.migrate();
+      await sealing.start(talker, { words: ["sealed", "words"] }, { id: "enc-1" });
+      expect(await sealing.advance("enc-1")).toBe("completed");
+      const { rows } = await sql<{ data: string }>`select data from durable_stream_chunks order by seq`.execute(db);
+      expect(rows.map((row) => row.data.slice(0, 10))).toEqual(["$denc1.k1.", "$denc1.k1."]);
+
+      const headers = { authorization: "Bearer enc-secret" };
+      const request = () => new Request(url("/runs/enc-1/stream"), { headers });
+      const routes = createDurableRoutes(async () => sealing, { secrets: { durable: "enc-secret" }, log: () => {} });
+      const events = await sseReader(await routes.stream.GET(request(), params("enc-1"))).rest();
+      expect(events.filter((e) => e.event === "chunk").map((e) => e.data.data)).toEqual(["sealed", "words"]);
+      expect(events.at(-1)).toMatchObject({ event: "end", data: { status: "completed" } });
+
+      const refused = createDurableRoutes(async () => lacking, { secrets: { durable: "enc-secret" }, log: () => {} });
+      const response = await refused.stream.GET(request(), params("enc-1"));
+      expect(response.status).toBe(500);
+      const { error } = await response.json();
+      expect(error.code).toBe("decryption_failed");
+      expect(error.message).toContain("k1");
+    } finally {
+      await sealing.close();
+      await lacking.close();
     }
   });
 });

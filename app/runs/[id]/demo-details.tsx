@@ -6,6 +6,7 @@ import { formatMoney } from "@/app/mock-providers/payments";
 import { requestCounts, sumOf, type RequestCount } from "@/app/mock-providers/stats";
 import { providerDb } from "@/app/mock-providers/db";
 import type { RunStatus } from "@/lib/durable";
+import { payloadCodecOf } from "@/lib/durable/engine/payloads";
 
 /**
  * What a demo shows live across its run page (RunView's `live`): for a research run, the outline
@@ -127,7 +128,8 @@ async function PlanApprovalDetails({ runId, counts }: { runId: string; counts: R
   const { rows } = await sql<{
     result: any;
   }>`select result from durable_steps where run_id = ${runId} and step_id = 'plan'`.execute(durable.db);
-  const plan = rows[0]?.result as
+  // The receipt as stored, opened with the instance's codec when it is sealed (docs/guide/encryption.md).
+  const plan = (await payloadCodecOf(durable).open(rows[0]?.result)) as
     | { items: { id: string; customer: string; chargeRef: string; amountCents: number }[]; draftedAt: string }
     | undefined;
   const { rows: refunds } =

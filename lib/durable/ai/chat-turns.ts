@@ -3,6 +3,7 @@ import { storableName } from "../names";
 import { type ChatTurnRecord, type DurableDb, readChatTurn, setChatTurn } from "../store";
 import type { AnyWorkflow } from "../types";
 import { type ChatTurnRequest, chatTurnId, parseChatTurnInput } from "./chat-input";
+import { payloadCodecOf } from "../engine/payloads";
 import type { Durable } from "../engine/durable-api";
 
 // A chat's turns (docs/guide/chat.md): a turn is a run of the app's chat workflow, started by id,
@@ -42,9 +43,14 @@ export async function startChatTurn(
   return { runId, created: started.created, statusToken: started.statusToken };
 }
 
-/** The chat's active turn (its run id, status and input); null when the chat has none. */
+/**
+ * The chat's active turn (its run id, status and input); null when the chat has none. The input (the
+ * chat's messages) is opened when it was stored sealed (docs/guide/encryption.md).
+ * @throws DecryptionError when the messages are sealed under a key the instance does not have
+ */
 export async function readActiveChatTurn(durable: Durable, chatId: string): Promise<ChatTurnRecord | null> {
-  return readChatTurn(dbOf(durable), storableName(chatId, "a chat id"));
+  const turn = await readChatTurn(dbOf(durable), storableName(chatId, "a chat id"));
+  return turn && { ...turn, input: await payloadCodecOf(durable).open(turn.input) };
 }
 
 /**

@@ -30,6 +30,13 @@ export interface PayloadCodec {
 
 // Values at least this long are deflated before sealing, and kept deflated when that is smaller.
 const COMPRESS_FROM = 256;
+/**
+ * Node's zlib when the runtime has it (process.getBuiltinModule, Node 20.16 and later): the same raw
+ * deflate as CompressionStream's, without a stream per value, which costs ten times more for a
+ * small one (docs/performance.md, "Encryption at rest"). Elsewhere (the Edge runtime) the streams.
+ */
+type Runtime = { process?: { getBuiltinModule?: (id: string) => unknown } };
+const zlib = (globalThis as Runtime).process?.getBuiltinModule?.("node:zlib") as typeof import("node:zlib") | undefined;
 const RAW = 0;
 const DEFLATED = 1;
 const utf8 = new TextEncoder();
@@ -98,10 +105,18 @@ async function sealBytes(keyring: RunKeyring, key: ProjectKey, runId: string, pl
 
 async function withCompression(plain: Uint8Array): Promise<Uint8Array<ArrayBuffer>> {
   if (plain.length >= COMPRESS_FROM) {
-    const deflated = await pipe(plain, new CompressionStream("deflate-raw"));
+    const deflated = await deflate(plain);
     if (deflated.length < plain.length) return prefixed(DEFLATED, deflated);
   }
   return prefixed(RAW, plain);
+}
+
+function deflate(bytes: Uint8Array): Promise<Uint8Array> | Uint8Array {
+  return zlib ? zlib.deflateRawSync(bytes) : pipe(bytes, new CompressionStream("deflate-raw"));
+}
+
+function inflate(bytes: Uint8Array): Promise<Uint8Array> | Uint8Array {
+  return zlib ? zlib.inflateRawSync(bytes) : pipe(bytes, new DecompressionStream("deflate-raw"));
 }
 
 function prefixed(flag: number, bytes: Uint8Array): Uint8Array<ArrayBuffer> {
@@ -152,7 +167,6 @@ async function openEnvelope(keyring: RunKeyring, text: string): Promise<string> 
   } catch (cause) {
     throw new DecryptionError({ keyId: envelope.keyId, reason: "unreadable" }, { cause });
   }
-  const bytes =
-    body[0] === DEFLATED ? await pipe(body.subarray(1), new DecompressionStream("deflate-raw")) : body.subarray(1);
+  const bytes = body[0] === DEFLATED ? await inflate(body.subarray(1)) : body.subarray(1);
   return fromUtf8.decode(bytes);
 }

@@ -96,7 +96,9 @@ export async function readRunStream(
   checkRange("limit", limit, 1, 1000);
   if (!isStorableName(id)) return null;
   const read = await readStream(instance.db, id, after, limit);
-  return read.status === null ? null : { status: read.status as RunStatusValue, chunks: read.chunks };
+  if (read.status === null) return null;
+  // Each chunk was sealed on its own (engine/run/run-streams.ts): open returns the page itself when none was.
+  return { status: read.status as RunStatusValue, chunks: await instance.codec.open(read.chunks) };
 }
 
 /** `countDue()`: how many runs a claim would take now, counted up to `max`. */

@@ -27,6 +27,8 @@ export const PAYLOAD_COLUMNS: PayloadColumn[] = [
   { table: "durable_steps", column: "error", key: ["run_id", "step_id"], runIdColumn: "run_id", kind: "error" },
   { table: "durable_signals", column: "payload", key: ["seq"], runIdColumn: "run_id", kind: "value" },
   { table: "durable_callbacks", column: "payload", key: ["id"], runIdColumn: "run_id", kind: "value" },
+  // Each chunk sealed on its own (engine/run/run-streams.ts); a chunk is never updated but here.
+  { table: "durable_stream_chunks", column: "data", key: ["run_id", "seq"], runIdColumn: "run_id", kind: "value" },
   {
     table: "durable_events",
     column: "data",

@@ -100,6 +100,7 @@ export class Execution {
       db: settings.db,
       runId: this.runId,
       fence: this.fence,
+      codec: settings.codec,
       onLost: (reason) => this.requestStop({ kind: "lost", reason }),
       log: settings.log,
     });

@@ -1,3 +1,5 @@
+import { ENVELOPE_PREFIX } from "../../encryption/envelope";
+import type { PayloadCodec } from "../../encryption/payload-codec";
 import { InvalidInputError, StepLeaseLostError } from "../../errors";
 import { toJsonText } from "../../json";
 import { appendStream, type DurableDb } from "../../store";
@@ -33,6 +35,8 @@ export class RunStreams {
       db: DurableDb;
       runId: string;
       fence: number;
+      /** Seals each chunk with the run's key (its size was checked on the plaintext, at the write). */
+      codec: PayloadCodec;
       onLost: (reason: string) => void;
       log: (message: string) => void;
     },
@@ -75,12 +79,28 @@ export class RunStreams {
         if (this.buffers.get(stepId) !== own) {
           throw new InvalidInputError(`ctx.stream("${stepId}"): the step's attempt is over; write inside its body`);
         }
-        own.pending.push(toJsonText(data, { limit: MAX_CHUNK_BYTES, stepId }));
+        own.pending.push(this.chunkJson(stepId, data));
         if (own.pending.length >= MAX_BATCH) void this.send(own, stepId).catch(() => {});
         else own.timer ??= setTimeout(() => void this.send(own, stepId).catch(() => {}), STREAM_FLUSH_MS);
       },
       flush: () => this.send(own, stepId),
     };
+  }
+
+  /**
+   * A chunk's JSON text, its size limit measured on the plaintext. Without a sealing key a chunk
+   * holding the envelope prefix is refused here, at the write, as the codec refuses any such value
+   * (encryption/payload-codec.ts): stored plain, a reader would take it for a sealed one.
+   */
+  private chunkJson(stepId: string, data: unknown): string {
+    const json = toJsonText(data, { limit: MAX_CHUNK_BYTES, stepId });
+    if (!this.target.codec.seals && json.includes(ENVELOPE_PREFIX)) {
+      throw new InvalidInputError(
+        `ctx.stream("${stepId}"): a chunk contains the text "${ENVELOPE_PREFIX}", which marks an encrypted ` +
+          "payload: without an encryption key it cannot be stored",
+      );
+    }
+    return json;
   }
 
   /** Sends the buffered chunks after the append in flight; rejects with the stream's failure. */
@@ -92,11 +112,9 @@ export class RunStreams {
       if (buffer.failure) throw buffer.failure;
       if (batch.length === 0) return;
       try {
-        const last = await appendStream(this.target.db, this.target.runId, this.target.fence, {
-          stepId,
-          attempt: buffer.attempt,
-          dataJson: batch,
-        });
+        const { db, runId, fence, codec } = this.target;
+        const dataJson = codec.seals ? await Promise.all(batch.map((json) => codec.sealJson(runId, json))) : batch;
+        const last = await appendStream(db, runId, fence, { stepId, attempt: buffer.attempt, dataJson });
         if (last === null) {
           buffer.failure = new StepLeaseLostError(`step "${stepId}": the run's stream refused a write (lease lost)`);
           this.target.onLost("the fence refused a stream append");

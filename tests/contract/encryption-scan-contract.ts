@@ -1,0 +1,287 @@
+// Encryption at rest, seen from the database alone (docs/guide/encryption.md, "What someone with
+// the database alone learns"): one suite run on every database. A run that touches every kind of
+// payload (input, a step's result, a step's error, a signal, a callback, a stream, the run's output;
+// another run's error, a cancel's reason; a chat turn through the ai wing, its answer streamed by
+// the mock model) leaves no row of any durable_% table holding one of its plaintext markers when
+// the instance encrypts, and every reader still answers plain values. With encryption off, the same
+// scan finds them: the scan can fail.
+import { randomBytes } from "node:crypto";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { convertToModelMessages, type UIMessage } from "ai";
+import type { Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { sql } from "kysely";
+import {
+  createDurable,
+  type Durable,
+  defineWorkflow,
+  type EncryptionKey,
+  FatalStepError,
+  InvalidInputError,
+} from "@/lib/durable";
+import { chatTurnInput, loadChat, startChatTurn } from "@/lib/durable/ai";
+import { resetDurableTables } from "../helpers/databases";
+import { type MockModelServer, startMockModelServer } from "../helpers/mock-model-server";
+import { scanForPlaintext, textColumns } from "../helpers/plaintext-scan";
+
+/** One marker per kind of payload: random, so no ciphertext holds one by chance. */
+const tag = randomBytes(6).toString("hex");
+const MARK = {
+  input: `INPUTmark${tag}`,
+  result: `RESULTmark${tag}`,
+  stepError: `STEPERRORmark${tag}`,
+  stream: `STREAMmark${tag}`,
+  signal: `SIGNALmark${tag}`,
+  callback: `CALLBACKmark${tag}`,
+  output: `OUTPUTmark${tag}`,
+  runError: `RUNERRORmark${tag}`,
+  cancel: `CANCELmark${tag}`,
+  chat: `CHATmark${tag}`,
+};
+const markers = Object.values(MARK);
+
+let modelServer: MockModelServer;
+/** The callback token each run handed out, by run id (what a mailer would have sent). */
+const tokens = new Map<string, string>();
+
+const everything = defineWorkflow({
+  name: "enc-everything",
+  input: z.object({ secret: z.string() }),
+  signals: { note: z.object({ text: z.string() }) },
+  async run(ctx, input) {
+    const result = await ctx.step.run("result", () => ({ echo: `${MARK.result} of ${input.secret}` }));
+    const failed = await ctx.step
+      .run("fails", (): string => {
+        throw new FatalStepError(`the step failed: ${MARK.stepError}`);
+      })
+      .catch((error: Error) => error.message);
+    await ctx.step.run("streams", async () => {
+      const out = ctx.stream("streams");
+      out.write({ text: MARK.stream });
+      out.write(`a plain string chunk: ${MARK.stream}`);
+      await out.flush();
+    });
+    const note = await ctx.step.waitForSignal("note", { timeout: "1h" });
+    const callback = await ctx.step.callback("answer", { timeout: "1h", schema: z.object({ text: z.string() }) });
+    await ctx.step.run("mail", () => void tokens.set(ctx.runId, callback.token));
+    const answer = await ctx.step.waitForCallback(callback);
+    return { output: MARK.output, result, failed, note, answer };
+  },
+});
+
+const failing = defineWorkflow({
+  name: "enc-failing",
+  input: z.object({}),
+  async run(ctx) {
+    await ctx.step.run("boom", (): string => {
+      throw new FatalStepError(`the run failed: ${MARK.runError}`);
+    });
+  },
+});
+
+const parked = defineWorkflow({
+  name: "enc-parked",
+  input: z.object({}),
+  signals: { never: z.object({}) },
+  run: (ctx) => ctx.step.waitForSignal("never", { timeout: "1h" }),
+});
+
+const chat = defineWorkflow({
+  name: "enc-chat",
+  input: chatTurnInput,
+  async run(ctx, input) {
+    const model = createOpenAICompatible({ baseURL: modelServer.url, name: "mock", includeUsage: true })("mock");
+    const messages = await convertToModelMessages(input.messages);
+    const answer = await ctx.step.ai.agent("answer", { model, messages, stream: true, maxSteps: 2 });
+    return { text: answer.text };
+  },
+});
+
+/** A value with "@" made the stream's marker and "%" the envelope prefix: the run's input holds neither. */
+const fromTemplate = (value: unknown): unknown =>
+  JSON.parse(
+    JSON.stringify(value)
+      .replaceAll("@", () => MARK.stream)
+      .replaceAll("%", () => "$denc1."),
+  );
+
+/** Writes the chunks of its input (fromTemplate), each a value of `ctx.stream`; reports what a write threw. */
+const streamer = defineWorkflow({
+  name: "enc-streamer",
+  input: z.object({ chunks: z.array(z.unknown()) }),
+  async run(ctx, input) {
+    return ctx.step.run("say", async () => {
+      const out = ctx.stream("say");
+      try {
+        for (const chunk of input.chunks) out.write(fromTemplate(chunk));
+      } catch (error) {
+        // Not the message itself: without a key, a result holding the prefix is refused too.
+        return { refused: (error as Error).name, namesPrefix: (error as Error).message.includes('"$denc1."') };
+      }
+      await out.flush();
+      return { refused: null };
+    });
+  },
+});
+
+const user = (id: string, text: string): UIMessage => ({ id, role: "user", parts: [{ type: "text", text }] });
+
+/** Runs the workflows above to their ends on `durable` and checks every reader answers plain values. */
+async function exerciseEverything(durable: Durable): Promise<void> {
+  const { id } = await durable.start(everything, { secret: MARK.input }, { id: "everything" });
+  expect(await durable.advance(id)).toBe("waiting");
+  await durable.signal({ runId: id, name: "note", payload: { text: MARK.signal } });
+  expect(await durable.advance(id)).toBe("waiting");
+  expect((await durable.completeCallback(tokens.get(id)!, { text: MARK.callback })).delivered).toBe(true);
+  expect(await durable.advance(id)).toBe("completed");
+  const done = await durable.status(id);
+  expect(done!.output).toEqual({
+    output: MARK.output,
+    result: { echo: `${MARK.result} of ${MARK.input}` },
+    failed: `the step failed: ${MARK.stepError}`,
+    note: { text: MARK.signal },
+    answer: { text: MARK.callback },
+  });
+  const stream = await durable.readStream(id);
+  expect(stream!.chunks.map((chunk) => chunk.data)).toEqual([
+    { text: MARK.stream },
+    `a plain string chunk: ${MARK.stream}`,
+  ]);
+
+  await durable.start(failing, {}, { id: "failing" });
+  expect(await durable.advance("failing")).toBe("failed");
+  expect((await durable.status("failing"))!.error!.message).toContain(MARK.runError);
+
+  await durable.start(parked, {}, { id: "parked" });
+  expect(await durable.advance("parked")).toBe("waiting");
+  await durable.cancel("parked", { reason: `stopped: ${MARK.cancel}` });
+  expect((await durable.status("parked"))!.error!.message).toBe(`stopped: ${MARK.cancel}`);
+  const cancelEvent = (await durable.events("parked")).find((event) => event.kind === "cancel");
+  expect(cancelEvent!.data.reason).toBe(`stopped: ${MARK.cancel}`);
+
+  const turn = await startChatTurn(durable, chat, { chatId: "chat-1", messages: [user("m1", MARK.chat)] });
+  expect(await durable.advance(turn.runId)).toBe("completed");
+  const history = await loadChat(durable, "chat-1");
+  expect(history[0]).toEqual(user("m1", MARK.chat));
+  const answer = history[1]!.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
+  expect(answer).toContain(MARK.chat); // the mock model echoes the prompt
+}
+
+export function runEncryptionScanContract(label: string, connectDb: () => Promise<Kysely<any>>) {
+  describe(`encryption at rest, the all-tables scan (${label})`, () => {
+    let db: Kysely<any>;
+    const instances: Durable[] = [];
+    /** An instance: plain (false), under a fresh key k1 (true), or under the keys given. */
+    const instance = (encrypt: boolean | EncryptionKey[]) => {
+      const keys = encrypt === true ? [{ id: "k1", secret: randomBytes(32).toString("base64") }] : encrypt;
+      const encryption = keys ? { keys } : undefined;
+      const durable = createDurable({
+        db,
+        workflows: [everything, failing, parked, chat, streamer],
+        baseUrl: "https://app.example.com",
+        encryption,
+        log: () => {},
+      });
+      instances.push(durable);
+      return durable;
+    };
+
+    beforeAll(async () => {
+      modelServer = await startMockModelServer();
+      db = await connectDb();
+      await instance(false).migrate();
+    });
+    afterAll(async () => {
+      for (const durable of instances) await durable.close();
+      await modelServer?.close();
+    });
+
+    it("scans every durable_% table's text, json, jsonb, text[] and bytea columns", async () => {
+      const columns = (await textColumns(db)).map((c) => `${c.table}.${c.column}`);
+      for (const column of [
+        "durable_runs.input",
+        "durable_runs.output",
+        "durable_runs.error",
+        "durable_steps.result",
+        "durable_steps.error",
+        "durable_signals.payload",
+        "durable_callbacks.payload",
+        "durable_stream_chunks.data",
+        "durable_events.data",
+        "durable_chats.chat_id",
+      ]) {
+        expect(columns).toContain(column);
+      }
+    });
+
+    it("with encryption off, the scan finds every marker", async () => {
+      await resetDurableTables(db);
+      await exerciseEverything(instance(false));
+      const found = new Set((await scanForPlaintext(db, markers)).map((hit) => hit.marker));
+      expect([...found].sort()).toEqual([...markers].sort());
+    });
+
+    it("with encryption on, no row holds a marker, and every reader answers plain values", async () => {
+      await resetDurableTables(db);
+      await exerciseEverything(instance(true));
+      expect(await scanForPlaintext(db, markers)).toEqual([]);
+    });
+
+    it("seals each stream chunk under the run's key; readStream answers them plain, equal values alike", async () => {
+      await resetDurableTables(db);
+      const durable = instance(true);
+      const big = "x".repeat(60 * 1024); // near the 64 KiB limit, measured on the plaintext
+      const chunks = [{ text: "@" }, "@", 7, null, ["@"], { text: "@" }, big];
+      await durable.start(streamer, { chunks }, { id: "s-1" });
+      expect(await durable.advance("s-1")).toBe("completed");
+      expect((await durable.status("s-1"))!.output).toEqual({ refused: null });
+      const written = fromTemplate(chunks);
+      expect((await durable.readStream("s-1"))!.chunks.map((chunk) => chunk.data)).toEqual(written);
+      const { rows } = await sql<{ data: unknown; size: number }>`
+        select data, octet_length(data::text) as size
+          from durable_stream_chunks where run_id = 's-1' order by seq`.execute(db);
+      expect(rows.every((row) => typeof row.data === "string" && row.data.startsWith("$denc1.k1."))).toBe(true);
+      // The synthetic nonce: equal chunks of one run are equal envelopes; the deflated big one is small.
+      expect(rows[5]!.data).toBe(rows[0]!.data);
+      expect(rows[6]!.size).toBeLessThan(1024);
+      expect(await scanForPlaintext(db, [MARK.stream])).toEqual([]);
+    });
+
+    it("refuses a chunk over 64 KiB of plaintext; without a sealing key, one holding the prefix", async () => {
+      await resetDurableTables(db);
+      const sealing = instance(true);
+      await sealing.start(streamer, { chunks: ["y".repeat(64 * 1024 + 1)] }, { id: "s-big" });
+      expect(await sealing.advance("s-big")).toBe("completed");
+      expect((await sealing.status("s-big"))!.output).toMatchObject({ refused: "ResultTooLargeError" });
+
+      const plain = instance(false);
+      await plain.start(streamer, { chunks: ["fine", { note: "%k1.abc" }] }, { id: "s-prefix" });
+      expect(await plain.advance("s-prefix")).toBe("completed");
+      expect((await plain.status("s-prefix"))!.output).toEqual({
+        refused: new InvalidInputError("x").name,
+        namesPrefix: true,
+      });
+      // Nothing of the refused write was stored; the chunk before it was.
+      expect((await plain.readStream("s-prefix"))!.chunks.map((chunk) => chunk.data)).toEqual(["fine"]);
+    });
+
+    it("reencrypt moves a run's stream chunks to the new key, and readStream still answers them plain", async () => {
+      await resetDurableTables(db);
+      const k1 = { id: "k1", secret: randomBytes(32).toString("base64") };
+      const k2 = { id: "k2", secret: randomBytes(32).toString("base64") };
+      const before = instance([k1]);
+      await before.start(streamer, { chunks: [{ text: "@" }, "@"] }, { id: "s-rot" });
+      expect(await before.advance("s-rot")).toBe("completed");
+      const rotated = instance([k2, { ...k1, decryptOnly: true }]);
+      expect((await rotated.reencrypt()).runs).toBe(1);
+      const { rows } = await sql<{ data: string }>`
+        select data from durable_stream_chunks where run_id = 's-rot' order by seq`.execute(db);
+      expect(rows.map((row) => row.data.slice(0, 10))).toEqual(["$denc1.k2.", "$denc1.k2."]);
+      const after = instance([k2]);
+      expect((await after.readStream("s-rot"))!.chunks.map((chunk) => chunk.data)).toEqual(
+        fromTemplate([{ text: "@" }, "@"]),
+      );
+    });
+  });
+}
