@@ -99,7 +99,20 @@ const big = defineWorkflow({
   },
 });
 
-const workflows = [kid, vault, steady, debounced, big];
+// A loop of two links (ctx.continueAsNew) with a patch (ctx.patched) in each: the successor's
+// input is its own payload, sealed under its id; the patch marker is a receipt like any.
+const looping = defineWorkflow({
+  name: "enc-looping",
+  input: z.object({ secret: z.string(), round: z.number() }),
+  async run(ctx, input) {
+    const patched = await ctx.patched("p1");
+    const seen = await ctx.step.run("seen", () => `${input.secret}:${input.round}:${patched}`);
+    if (input.round < 1) return ctx.continueAsNew({ secret: input.secret, round: input.round + 1 });
+    return seen;
+  },
+});
+
+const workflows = [kid, vault, steady, debounced, big, looping];
 
 /** Every payload column's text, one string per table (tests/contract/encryption-contract.ts). */
 export async function payloadText(db: Kysely<any>): Promise<string> {
@@ -209,6 +222,25 @@ export function runEncryptionContract(label: string, open: () => Promise<Kysely<
       });
       expect((await durable.status("c2"))?.error?.message).toBe(`${MARK}:many`);
 
+      const stored = await payloadText(db);
+      expect(stored).not.toContain(MARK);
+      expect(stored).toContain("$denc1.k1.");
+    });
+
+    it("continueAsNew seals its successor's input under the successor's id; a patch marker is sealed too", async () => {
+      const durable = make([TEST_KEYS.k1]);
+      await durable.start(looping, { secret: MARK, round: 0 }, { id: "loop" });
+      await drain(durable);
+      expect(await durable.status("loop")).toMatchObject({ status: "completed", continuedAs: "loop~1" });
+      expect(await durable.status("loop~1")).toMatchObject({
+        status: "completed",
+        continuedFrom: "loop",
+        output: `${MARK}:1:true`,
+      });
+      const { rows } = await sql<{ input: string }>`
+        select input #>> '{}' as input from durable_runs where id = 'loop~1'`.execute(db);
+      expect(parseEnvelope(rows[0]!.input)?.scope).toBe("loop~1");
+      expect((await durable.list({ beforePatch: "p1", workflow: "enc-looping" })).runs).toEqual([]);
       const stored = await payloadText(db);
       expect(stored).not.toContain(MARK);
       expect(stored).toContain("$denc1.k1.");
