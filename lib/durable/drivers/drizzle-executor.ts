@@ -4,17 +4,8 @@
 // docs/guide/drizzle.md). It writes no SQL of its own, and refuses to open, commit or roll back
 // a transaction: Drizzle does that.
 import { DrizzleQueryError, type SQL, type SQLChunk, type SQLWrapper, sql } from "drizzle-orm";
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type QueryResult,
-} from "kysely";
+import type { CompiledQuery, DatabaseConnection, Kysely, QueryResult } from "kysely";
+import { kyselyInTransaction, refuseStream } from "./kysely-in-transaction";
 
 /** What the store needs of a Drizzle transaction (node-postgres, Neon serverless, PGlite). */
 export interface DrizzleExecutor {
@@ -23,14 +14,7 @@ export interface DrizzleExecutor {
 
 /** A Kysely handle whose every statement runs on `tx`. Made per transaction; nothing to close. */
 export function kyselyOverDrizzle<DB>(tx: DrizzleExecutor): Kysely<DB> {
-  const connection = new DrizzleConnection(tx);
-  const dialect: Dialect = {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DrizzleDriver(connection),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-  };
-  return new Kysely<DB>({ dialect });
+  return kyselyInTransaction<DB>(new DrizzleConnection(tx), "Drizzle");
 }
 
 // Placeholders outside quoted literals and identifiers: Kysely numbers them $1, $2, ... in order.
@@ -81,31 +65,7 @@ class DrizzleConnection implements DatabaseConnection {
     };
   }
 
-  // biome-ignore lint/correctness/useYield: Kysely's interface asks for a generator; this one only refuses.
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error("a store handle over a Drizzle transaction does not stream");
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    return refuseStream("Drizzle");
   }
-}
-
-class DrizzleDriver implements Driver {
-  constructor(readonly connection: DrizzleConnection) {}
-  async init(): Promise<void> {}
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return this.connection;
-  }
-  async releaseConnection(): Promise<void> {}
-  async beginTransaction(): Promise<void> {
-    throw refused();
-  }
-  async commitTransaction(): Promise<void> {
-    throw refused();
-  }
-  async rollbackTransaction(): Promise<void> {
-    throw refused();
-  }
-  async destroy(): Promise<void> {}
-}
-
-function refused(): Error {
-  return new Error("a store handle over a Drizzle transaction is already in one: Drizzle commits or rolls it back");
 }

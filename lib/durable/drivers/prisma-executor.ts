@@ -3,17 +3,8 @@
 // store's typed statements run inside a transaction Prisma opened (lib/durable/prisma.ts,
 // docs/guide/prisma.md). It writes no SQL of its own, and refuses to open, commit or roll back a
 // transaction: Prisma does that. It imports nothing of Prisma: the client is the app's.
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type QueryResult,
-} from "kysely";
+import type { CompiledQuery, DatabaseConnection, Kysely, QueryResult } from "kysely";
+import { kyselyInTransaction, refuseStream } from "./kysely-in-transaction";
 
 /** What the store needs of a Prisma transaction client (`tx` of `prisma.$transaction(async (tx) => …)`). */
 export interface PrismaExecutor {
@@ -22,14 +13,7 @@ export interface PrismaExecutor {
 
 /** A Kysely handle whose every statement runs on `tx`. Made per transaction; nothing to close. */
 export function kyselyOverPrisma<DB>(tx: PrismaExecutor): Kysely<DB> {
-  const connection = new PrismaConnection(tx);
-  const dialect: Dialect = {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new PrismaDriver(connection),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-  };
-  return new Kysely<DB>({ dialect });
+  return kyselyInTransaction<DB>(new PrismaConnection(tx), "Prisma");
 }
 
 /** A database error under Prisma's wrapper: its SQLSTATE as `code`, as pg and Neon report it. */
@@ -71,31 +55,7 @@ class PrismaConnection implements DatabaseConnection {
     return { rows: (Array.isArray(rows) ? rows : []) as R[] };
   }
 
-  // biome-ignore lint/correctness/useYield: Kysely's interface asks for a generator; this one only refuses.
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error("a store handle over a Prisma transaction does not stream");
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    return refuseStream("Prisma");
   }
-}
-
-class PrismaDriver implements Driver {
-  constructor(readonly connection: PrismaConnection) {}
-  async init(): Promise<void> {}
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return this.connection;
-  }
-  async releaseConnection(): Promise<void> {}
-  async beginTransaction(): Promise<void> {
-    throw refused();
-  }
-  async commitTransaction(): Promise<void> {
-    throw refused();
-  }
-  async rollbackTransaction(): Promise<void> {
-    throw refused();
-  }
-  async destroy(): Promise<void> {}
-}
-
-function refused(): Error {
-  return new Error("a store handle over a Prisma transaction is already in one: Prisma commits or rolls it back");
 }
