@@ -18,7 +18,7 @@ const WHOLE_ID_LENGTH = MAX_NAME_LENGTH - 25;
  * and followed by 16 hex digits of its SHA-256, so every id of the chain stays under 255.
  */
 export function successorIdOf(runId: string, isSuccessor: boolean): string {
-  const link = isSuccessor ? /^(.*)~(\d{1,15})$/s.exec(runId) : null;
+  const link = isSuccessor ? /^([\s\S]*)~(\d{1,15})$/.exec(runId) : null;
   if (link) return `${link[1]}~${Number(link[2]) + 1}`;
   const base =
     runId.length <= WHOLE_ID_LENGTH
