@@ -327,6 +327,13 @@ export function runEncryptionContract(label: string, open: () => Promise<Kysely<
       expect(await fingerprint(db)).toBe(before);
       // Given back for a minute, not claimed again at once; nothing else of it was written.
       expect((await lacking.tick({ budgetMs: 10_000 })).claimed).toBe(0);
+      // A page of runs still lists: a failed run's message no key opens names the key instead.
+      await make([TEST_KEYS.k1]).start(vault, { secret: MARK }, { id: "f" });
+      await make([TEST_KEYS.k1]).cancel("f", `${MARK}:gone`);
+      const page = await lacking.list({});
+      expect(page.runs.map((run) => run.id).sort()).toEqual(["f", "m"]);
+      expect(page.runs.find((run) => run.id === "f")?.error).toMatchObject({ code: "cancelled" });
+      expect(page.runs.find((run) => run.id === "f")?.error?.message).toMatch(/key "k1", which is not configured/);
       const events = await make([retired(TEST_KEYS.k1)]).events("m");
       expect(events.map((event) => event.kind)).toContain("decryption.failed");
 

@@ -1,7 +1,7 @@
 // The read commands: status, inspect, list, events, readStream, countDue, schedules. Each reads
 // one statement's answer; `status` and `inspect` heal a run whose lease ran out as they read it
 // (store/read-run.ts).
-import { InvalidInputError, RunStateConflictError } from "../errors";
+import { DecryptionError, InvalidInputError, RunStateConflictError } from "../errors";
 import { isStorableName } from "../names";
 import type { RunStatus, RunStatusValue } from "../schemas";
 import {
@@ -61,8 +61,13 @@ export async function listRunPage(instance: DurableInstance, options: ListOption
   return {
     runs: await Promise.all(
       // A summary shows the error's message of a run's payloads, nothing else: only that is opened.
+      // One run sealed under a key this deployment lacks does not hide the page: its row says so in
+      // place of the message (its code and name are plain), and status() throws for it alone.
       page.runs.map(async (run) => {
-        const error = await instance.codec.open(run.error);
+        const error = await instance.codec.open(run.error).catch((cause: unknown) => {
+          if (!DecryptionError.is(cause)) throw cause;
+          return { ...run.error!, message: cause.message };
+        });
         return toRunSummary(error === run.error ? run : { ...run, error }, isRegistered(instance, run));
       }),
     ),
