@@ -9,8 +9,11 @@ import { pgliteOf, prismaTx } from "@/lib/durable/prisma";
 import { createTestDurable, type TestDurable } from "@/lib/durable/testing";
 import { runPrismaContract } from "../contract/prisma-contract";
 import { createEffectTable, effectRows } from "../contract/prisma-fixtures";
+import { until } from "../helpers/until";
 import { PrismaClient } from "../fixtures/prisma/generated/client";
 
+/** The test client's transaction timeout and wait for a connection. */
+const CLIENT_TIMEOUT_MS = 100;
 const onPGlite = (pglite: PGlite) => new PrismaClient({ adapter: new PrismaPGlite(pglite) });
 /** Disconnects the client, then closes what it runs on. */
 const closing = (prisma: PrismaClient, close: () => Promise<void>) => async () => {
@@ -57,9 +60,11 @@ describe("prismaTx under createTestDurable", () => {
     input: z.object({}),
     run: (ctx) =>
       prismaTx(ctx, "slow", short, async (tx, s) => {
-        await new Promise((resolve) => setTimeout(resolve, 400));
+        // The body outlasts the client's transaction timeout four times over before it writes.
+        const started = performance.now();
+        await until(() => performance.now() - started > 4 * CLIENT_TIMEOUT_MS);
         const row = await tx.effect.create({ data: { runId: ctx.runId, step: "slow", attempt: s.attempt, amount: 1 } });
-        return { id: row.id };
+        return { id: row.id, ranMs: performance.now() - started };
       }),
   });
   let durable: TestDurable;
@@ -68,7 +73,7 @@ describe("prismaTx under createTestDurable", () => {
     prisma = onPGlite(pgliteOf(durable.db));
     short = new PrismaClient({
       adapter: new PrismaPGlite(pgliteOf(durable.db)),
-      transactionOptions: { timeout: 100, maxWait: 100 },
+      transactionOptions: { timeout: CLIENT_TIMEOUT_MS, maxWait: CLIENT_TIMEOUT_MS },
     });
     await createEffectTable(prisma);
   });
@@ -88,9 +93,10 @@ describe("prismaTx under createTestDurable", () => {
   });
 
   it("gives Prisma's transaction the invocation's budget, not the client's (or Prisma's 5 s) timeout", async () => {
-    // The client's transactions time out after 100 ms; the body takes 400 ms and still commits.
+    // The client's transactions time out after 100 ms; the body runs past 400 ms and still commits.
     const done = await durable.run(slow, {}, { id: "slow" });
     expect(done).toMatchObject({ status: "completed", output: { id: expect.any(Number) } });
+    expect((done.output as { ranMs: number }).ranMs).toBeGreaterThan(4 * CLIENT_TIMEOUT_MS);
     expect(await effectRows(prisma)).toMatchObject([{ runId: "real" }, { runId: "slow", step: "slow" }]);
   });
 
