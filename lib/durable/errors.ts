@@ -321,7 +321,12 @@ export class CallbackNotFoundError extends DurableError {
 export class DecryptionError extends DurableError {
   readonly keyId: string;
   readonly reason: "missing_key" | "unreadable";
-  constructor(info: { keyId: string; reason: "missing_key" | "unreadable" }, options?: DurableErrorOptions) {
+  /** The run whose claim was refused, when a claim threw it (a tick's report names it). */
+  readonly runId?: string;
+  constructor(
+    info: { keyId: string; reason: "missing_key" | "unreadable"; runId?: string },
+    options?: DurableErrorOptions,
+  ) {
     super(
       "decryption_failed",
       info.reason === "missing_key"
@@ -334,6 +339,7 @@ export class DecryptionError extends DurableError {
     this.name = "DecryptionError";
     this.keyId = info.keyId;
     this.reason = info.reason;
+    if (info.runId !== undefined) this.runId = info.runId;
   }
   static is(e: unknown): e is DecryptionError {
     return hasName(e, "DecryptionError");

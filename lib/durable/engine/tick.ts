@@ -5,7 +5,7 @@
 import { DecryptionError } from "../errors";
 import type { TickReport } from "../schemas";
 import { type ClaimedRun, failUnknownVersions, readNextWake } from "../store";
-import { type ClaimChain, refusedRunOf } from "./run/advance";
+import type { ClaimChain } from "./run/advance";
 import { chainedClaim, claimAndAdvance, claimBatch } from "./claim-and-advance";
 import { checkBudgetMs, checkRange } from "./check-range";
 import { assertOpen, type DurableInstance } from "./instance";
@@ -101,7 +101,7 @@ async function runClaimLoops(
         // A run whose payloads no key opens was given back untouched (engine/run/advance.ts): the
         // tick goes on with the others and says so.
         if (!DecryptionError.is(error)) throw error;
-        report.warnings.push(`run "${refusedRunOf(error) ?? "?"}" was not advanced: ${error.message}`);
+        report.warnings.push(`run "${error.runId ?? "?"}" was not advanced: ${error.message}`);
         carried = null;
         continue;
       }

@@ -95,17 +95,11 @@ export async function advanceClaimedRun(
 /** How long a run whose payloads no key opens waits before a claim takes it again. */
 export const UNREADABLE_RETRY_MS = 60_000;
 
-// The run each refusal was about, for the report that lists it (engine/tick.ts).
-const refusedRuns = new WeakMap<object, string>();
-
-/** The id of the run a DecryptionError thrown by advanceClaimedRun refused; undefined for any other error. */
-export const refusedRunOf = (error: object): string | undefined => refusedRuns.get(error);
-
 /**
  * The claim with its payloads opened (engine/payloads.ts). When a payload names a key this
  * deployment lacks, nothing of the run is written: it is given back, due again in a minute
- * (durable_release_unreadable), and the DecryptionError naming the key is logged and thrown
- * (docs/guide/encryption.md, "A missing key").
+ * (durable_release_unreadable), and the DecryptionError naming the key is logged and thrown with
+ * the run's id as `runId` (docs/guide/encryption.md, "A missing key").
  */
 async function openOrGiveBack(settings: ExecutionSettings, claim: ClaimedRun): Promise<ClaimedRun> {
   try {
@@ -113,12 +107,11 @@ async function openOrGiveBack(settings: ExecutionSettings, claim: ClaimedRun): P
   } catch (error) {
     if (!DecryptionError.is(error)) throw error;
     const { id, fence } = claim.run;
-    refusedRuns.set(error, id);
     settings.log(`[${id}] not advanced, given back for ${UNREADABLE_RETRY_MS / 1000} s: ${error.message}`);
     await releaseUnreadable(settings.db, id, fence, error.keyId, UNREADABLE_RETRY_MS).catch((cause) =>
       settings.log(`[${id}] could not be given back, its lease will expire: ${String(cause)}`),
     );
-    throw error;
+    throw new DecryptionError({ keyId: error.keyId, reason: error.reason, runId: id }, { cause: error });
   }
 }
 
