@@ -1,45 +1,9 @@
-// The programs of docs/guide/versions.md, "Patching", run as written: each is copied out of the
-// page (the code block after `<!-- example: name -->`), its `durable-next` imports pointed at this
-// repository's source, and imported; a failed `assert` in it fails the test.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+// The programs of docs/guide/versions.md, "Patching", run as written (tests/helpers/guide-examples.ts).
+import { runGuideExamples } from "../helpers/guide-examples";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const PAGE = path.join(ROOT, "docs/guide/versions.md");
-// Inside the repository (git ignores test-artifacts/): `zod` and `@/` resolve as they do for every test.
-const DIR = path.join(ROOT, "test-artifacts", `patching-guide-${process.pid}`);
-const EXAMPLES = ["patching.mts", "deprecating.mts"];
-
-/** The code block that follows `<!-- example: name -->` on the page. */
-function example(name: string): string {
-  const page = readFileSync(PAGE, "utf8");
-  const start = `<!-- example: ${name} -->\n\`\`\`ts\n`;
-  const from = page.indexOf(start);
-  const to = from < 0 ? -1 : page.indexOf("\n```\n", from + start.length);
-  if (to < 0) throw new Error(`${PAGE} has no example ${name}`);
-  return page.slice(from + start.length, to);
-}
-
-describe("the programs of the patching guide", () => {
-  afterAll(() => rmSync(DIR, { recursive: true, force: true }));
-
-  it("are the two the page promises, each importing the package as an app does", () => {
-    const page = readFileSync(PAGE, "utf8");
-    expect([...page.matchAll(/<!-- example: ([\w.-]+) -->/g)].map((m) => m[1])).toEqual(EXAMPLES);
-    for (const name of EXAMPLES) expect(example(name)).toMatch(/from "durable-next";/);
-  });
-
-  for (const name of EXAMPLES) {
-    it(`${name} runs to its last assert`, { timeout: 120_000 }, async () => {
-      mkdirSync(DIR, { recursive: true });
-      const file = path.join(DIR, name);
-      const code = example(name).replaceAll('from "durable-next"', 'from "@/lib/durable"');
-      // The program's last statement closes its instance: reaching it means every assert held.
-      expect(code.trimEnd().endsWith("await durable.close();")).toBe(true);
-      writeFileSync(file, code);
-      await import(file);
-    });
-  }
+runGuideExamples({
+  title: "the programs of the patching guide",
+  page: "docs/guide/versions.md",
+  examples: ["patching.mts", "deprecating.mts"],
+  imports: /from "durable-next";/,
 });
