@@ -2,12 +2,12 @@
 // (docs/guide/composition.md, "Child runs" and "Races"), then the run finished by this process:
 // each child inserted once and its effect counted, each wait answered once, every run completed.
 // A losing signal's delivery stays untaken in the mailbox.
-import { spawn } from "node:child_process";
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, createDurable, type Durable } from "@/lib/durable";
 import type { FailpointName } from "@/lib/durable/engine/run/failpoints";
 import { createTestDatabase } from "../helpers/databases";
+import { killWorkerAt as killWorker } from "../helpers/kill-worker";
 import { composables, effects, invokeParent, raceParent } from "./fixtures/composable";
 
 let url: string;
@@ -47,20 +47,8 @@ afterAll(async () => {
 });
 
 /** Advances `runId` in a worker process armed at `point`, which must SIGKILL itself there. */
-function killWorkerAt(runId: string, point: FailpointName): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "tests/postgres/fixtures/compose-kill-worker.ts"], {
-      env: { ...process.env, WORKER_DATABASE_URL: url, RUN_ID: runId, DURABLE_FAILPOINT: `${point}:kill` },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let output = "";
-    child.stdout.on("data", (chunk) => (output += chunk));
-    child.on("exit", (_code, signal) => {
-      if (signal === "SIGKILL" && output.includes(`FAILPOINT ${point}`)) resolve();
-      else reject(new Error(`worker for ${runId} was not killed at ${point}: ${output}`));
-    });
-  });
-}
+const killWorkerAt = (runId: string, point: FailpointName) =>
+  killWorker("tests/postgres/fixtures/compose-kill-worker.ts", url, runId, point);
 
 const terminal = async (id: string) => {
   const status = (await durable.status(id))?.status;

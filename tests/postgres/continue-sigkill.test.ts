@@ -1,12 +1,12 @@
 // A worker process SIGKILLed just before and just after the statement that ends a run as continued
 // and inserts its successor (durable_continue_run), on the real server: either both or neither
 // were written, and the run continues once. Each run's effect (a `tx` step) lands once.
-import { spawn } from "node:child_process";
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, createDurable, type Durable } from "@/lib/durable";
 import type { FailpointName } from "@/lib/durable/engine/run/failpoints";
 import { createTestDatabase } from "../helpers/databases";
+import { killWorkerAt as killWorker } from "../helpers/kill-worker";
 import { looper } from "./fixtures/looper";
 
 let url: string;
@@ -25,20 +25,8 @@ afterAll(async () => {
 });
 
 /** Advances `runId` in a worker process armed at `point`, which must SIGKILL itself there. */
-function killWorkerAt(runId: string, point: FailpointName): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "tests/postgres/fixtures/continue-kill-worker.ts"], {
-      env: { ...process.env, WORKER_DATABASE_URL: url, RUN_ID: runId, DURABLE_FAILPOINT: `${point}:kill` },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let output = "";
-    child.stdout.on("data", (chunk) => (output += chunk));
-    child.on("exit", (_code, signal) => {
-      if (signal === "SIGKILL" && output.includes(`FAILPOINT ${point}`)) resolve();
-      else reject(new Error(`worker for ${runId} was not killed at ${point}: ${output}`));
-    });
-  });
-}
+const killWorkerAt = (runId: string, point: FailpointName) =>
+  killWorker("tests/postgres/fixtures/continue-kill-worker.ts", url, runId, point);
 
 const effectsOf = async () =>
   new Map(

@@ -1,12 +1,12 @@
 // A worker SIGKILLed while it writes a patch's marker, or right after (docs/guide/versions.md,
 // "Patching"): the next owner answers the patch as the ledger says, one marker is left, and the
 // step after it runs once more only when the dead worker may have started it.
-import { spawn } from "node:child_process";
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, createDurable, type Durable } from "@/lib/durable";
 import type { FailpointName } from "@/lib/durable/engine/run/failpoints";
 import { createTestDatabase } from "../helpers/databases";
+import { killWorkerAt as killWorker } from "../helpers/kill-worker";
 import { effects, patchable } from "./fixtures/patchable";
 
 let url: string;
@@ -26,20 +26,8 @@ afterAll(async () => {
 });
 
 /** Advances `runId` in a worker process armed at `point`, which must SIGKILL itself there. */
-function killWorkerAt(runId: string, point: FailpointName): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "tests/postgres/fixtures/patch-kill-worker.ts"], {
-      env: { ...process.env, WORKER_DATABASE_URL: url, RUN_ID: runId, DURABLE_FAILPOINT: `${point}:kill` },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let output = "";
-    child.stdout.on("data", (chunk) => (output += chunk));
-    child.on("exit", (_code, signal) => {
-      if (signal === "SIGKILL" && output.includes(`FAILPOINT ${point}`)) resolve();
-      else reject(new Error(`worker for ${runId} was not killed at ${point}: ${output}`));
-    });
-  });
-}
+const killWorkerAt = (runId: string, point: FailpointName) =>
+  killWorker("tests/postgres/fixtures/patch-kill-worker.ts", url, runId, point);
 
 describe("a worker killed at a patch", () => {
   it("before its marker is written: the next owner writes it, answers true, and runs the step once", async () => {
