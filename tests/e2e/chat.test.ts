@@ -399,6 +399,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("support chat demo in 
       await runPage.goto(`${server.url}/runs/${encodeURIComponent(runId)}`);
       const listed = runPage.getByTestId("tool-approvals");
       await listed.waitFor({ timeout: 30_000 });
+      // "Live" is set by an effect: a click before the page hydrated would not reach the action.
+      await runPage.getByText("Live · polling").waitFor({ timeout: 60_000 });
       await listed.getByRole("button", { name: "Deny" }).click();
       await runPage.getByText("Denied: the model is told so.").waitFor({ timeout: 30_000 });
       await eventually(async () => (await statusOf(runId)) === "completed", {
