@@ -4,7 +4,7 @@
 import { sql, type Kysely } from "kysely";
 import pg from "pg";
 import { connect, createDurable } from "../../lib/durable";
-import { attachSink, chaosWorkflows } from "./workflow";
+import { attachSink, chaosWebhooks, chaosWorkflows } from "./workflow";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,6 +34,7 @@ export async function drain(url: string, db: Kysely<any>, budgetMs = 3_000, stal
   const durable = createDurable({
     db: await connect(drainUrl.toString(), { driver: "pg", poolSize: 8 }),
     workflows: chaosWorkflows,
+    webhooks: chaosWebhooks(),
     secrets: { durable: "chaos" },
     defaults: { lease: "1s", margin: "300ms" },
     log: () => {},

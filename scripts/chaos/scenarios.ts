@@ -10,6 +10,7 @@ import { budgets, fanOut, load } from "./load-scenarios";
 import { crashAtEveryFailpoint, frozenInTransaction, killAndPause } from "./crash-scenarios";
 import { parentsAndChildren } from "./composition-scenarios";
 import { encryptedKillAndPause } from "./encryption-scenario";
+import { eventsInAndOut } from "./events-scenario";
 
 export type { Scale, ScenarioResult };
 
@@ -27,4 +28,5 @@ export const SCENARIOS: ReadonlyArray<[string, (scale: Scale) => Promise<Scenari
   ["11", parentsAndChildren],
   ["12", killHoldingBatches],
   ["13", encryptedKillAndPause],
+  ["14", eventsInAndOut],
 ];

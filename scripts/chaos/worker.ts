@@ -12,7 +12,7 @@ import { armFailpoint, type FailpointName } from "../../lib/durable/engine/run/f
 import { connect, createDurable } from "../../lib/durable";
 import { CRASH_POINTS } from "./crash-points";
 import { createDurableRoutes } from "../../lib/durable/next";
-import { attachSink, chaosWorkflows } from "./workflow";
+import { attachSink, chaosWebhooks, chaosWorkflows } from "./workflow";
 import { randomFrom, seeded } from "./random";
 
 const url = new URL(process.env.CHAOS_URL!);
@@ -32,6 +32,7 @@ attachSink(sinkPool);
 const durable = createDurable({
   db: await connect(url.toString(), { driver: "pg", poolSize: fanOut > 0 ? 6 : 2 }),
   workflows: chaosWorkflows,
+  webhooks: chaosWebhooks(),
   secrets: { durable: "chaos" },
   tickConcurrency,
   defaults: { lease: "1s", margin: "300ms", budget: `${budgetMs}ms` },
