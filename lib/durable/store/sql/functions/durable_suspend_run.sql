@@ -69,11 +69,12 @@ begin
   end if;
 
   insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                            parent_id, deadline_at)
+                            parent_id, deadline_at, followups)
   select w -> 'start' ->> 'id', w -> 'start' ->> 'workflow', w -> 'start' -> 'input', v_now,
          w -> 'start' ->> 'concurrency_key', w -> 'start' ->> 'singleton_key', w -> 'start' ->> 'version',
          p_run_id,
-         least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline)
+         least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline),
+         w -> 'start' -> 'followups'
     from jsonb_array_elements(p_waits) w
    where w ? 'start'
   on conflict do nothing;
