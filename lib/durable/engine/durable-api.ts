@@ -3,6 +3,7 @@
 import type { z } from "zod";
 import type { AnyKysely } from "../drivers/connect";
 import type { EncryptionOptions } from "../encryption/keys";
+import type { WebhookEndpoint } from "../lifecycle-types";
 import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
@@ -83,6 +84,12 @@ export interface DurableOptions {
   baseUrl?: string;
   /** Where engine warnings go (console.warn). */
   log?: (message: string) => void;
+  /**
+   * Endpoints sent `run.completed`, `run.failed`, `run.cancelled` (and `run.waiting` when listed),
+   * signed as Standard Webhooks; each delivery is a run of the built-in `durable.webhook` workflow,
+   * started in the transaction that ends the run (docs/guide/lifecycle.md, "Webhooks").
+   */
+  webhooks?: readonly WebhookEndpoint[];
 }
 
 /** Options of `start` (and, less `id`, of `startMany`). */

@@ -49,6 +49,7 @@ export function prepareRun(
     singletonKey: keyOf(newest, "singleton", parsed.data),
     deadlineInMs: earlier(ownDeadline, givenDeadline),
     ...flowFieldsOf(newest, parsed.data, priority),
+    followups: registry.followups.get(newest.name) ?? null,
   };
 }
 

@@ -22,7 +22,23 @@ export interface RunToInsert {
   priority?: number;
   /** `start(..., { tags })` (checked by the engine). */
   tags?: readonly string[];
+  /** What the run's end starts (0017; engine/lifecycle.ts): null or absent for none. */
+  followups?: Followups | null;
 }
+
+/**
+ * A run's follow-ups by the status that starts them (docs/sql.md, "Follow-ups"): a workflow's
+ * onComplete / onFailure, or a webhook by its url. Targets only, never a secret.
+ */
+export type Followups = Partial<Record<"completed" | "failed" | "cancelled" | "waiting", FollowupTarget[]>>;
+
+export type FollowupTarget =
+  | { workflow: string; version: string | null; deadline_in_ms: number | null }
+  | { webhook: string };
+
+/** The followups column's value: JSON text, or null for none. */
+export const followupsJson = (followups: Followups | null | undefined): string | null =>
+  followups ? JSON.stringify(followups) : null;
 
 export type InsertedRun =
   | {
@@ -61,13 +77,13 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
         -- No parent_id: a child run is inserted only under its parent's fence, by the statement
         -- that records the step starting it (docs/sql.md, "Child runs").
         insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                  deadline_at, expire_at, tags, rate_key, priority, created_at, updated_at)
+                                  deadline_at, expire_at, tags, rate_key, priority, followups, created_at, updated_at)
         select ${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, clock.now,
                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
                clock.now + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
                clock.now + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond',
                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb)),
-               ${run.rateKey ?? null}, ${run.priority ?? 0}, clock.now, clock.now
+               ${run.rateKey ?? null}, ${run.priority ?? 0}, ${followupsJson(run.followups)}::jsonb, clock.now, clock.now
           from clock
         on conflict do nothing
         returning workflow
