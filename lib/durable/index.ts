@@ -34,8 +34,8 @@ export {
 } from "./engine/create-durable";
 export { defineWorkflow } from "./engine/define-workflow";
 export { type LifecycleInput, lifecycleInput } from "./engine/lifecycle";
-export { WEBHOOK_WORKFLOW } from "./engine/webhooks";
-export type { LifecycleHooks, LifecycleHookTarget, WebhookEndpoint, WebhookEvent } from "./lifecycle-types";
+export { WEBHOOK_WORKFLOW, type WebhookEndpoint, type WebhookEvent } from "./engine/webhooks";
+export type { LifecycleHooks, LifecycleHookTarget } from "./lifecycle-types";
 export { MissingSecretError } from "./auth/secrets";
 export type { EncryptionKey, EncryptionOptions } from "./encryption/keys";
 export {

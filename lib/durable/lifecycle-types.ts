@@ -1,7 +1,7 @@
-// The public types of lifecycle hooks and outbound webhooks (docs/guide/lifecycle.md): what
-// defineWorkflow({ onComplete, onFailure }) and createDurable({ webhooks }) take. Kept apart from
-// types.ts (its line cap); WorkflowDefinition extends LifecycleHooks there.
-import type { Duration } from "./duration";
+// The types of lifecycle hooks (docs/guide/lifecycle.md): what defineWorkflow({ onComplete,
+// onFailure }) takes. A leaf of the vocabulary, as signal-types.ts is: it imports nothing of the
+// toolkit, so types.ts (at its line cap) can extend it. The webhooks' types are in
+// engine/webhooks.ts.
 
 /** A workflow a hook starts: the workflow itself, or its name (registered on the same instance). */
 export type LifecycleHookTarget = string | { readonly name: string };
@@ -18,21 +18,4 @@ export interface LifecycleHooks {
    * `{ id, workflow, status: "failed" | "cancelled", error }` as its input.
    */
   onFailure?: LifecycleHookTarget;
-}
-
-/** The events a webhook may receive: a run's end, and `run.waiting` when asked for. */
-export type WebhookEvent = "run.completed" | "run.failed" | "run.cancelled" | "run.waiting";
-
-/** An endpoint `createDurable({ webhooks })` sends run events to, signed as Standard Webhooks. */
-export interface WebhookEndpoint {
-  /** An http(s) URL; each delivery is a POST of `{ type, timestamp, data }`. */
-  url: string;
-  /** Which events it receives (at least one). */
-  events: readonly WebhookEvent[];
-  /** `whsec_` followed by base64 (24 bytes or more): the key each delivery is signed with. */
-  secret: string;
-  /** Attempts per delivery before its run fails (1–50, default 10). */
-  attempts?: number;
-  /** The delay after the first failed attempt, doubled after each (default "30s", at most 6 hours). */
-  retryDelay?: Duration;
 }

@@ -82,7 +82,7 @@ export function runLifecycleContract(label: string, open: () => Promise<Kysely<a
     });
     afterAll(async () => durable?.close());
 
-    it("a body that completes starts onComplete, a child of the run, with its id, workflow, status and output", async () => {
+    it("a completion starts onComplete, a child of the run, with its id, workflow, status and output", async () => {
       await durable.start(job, { mode: "ok", n: 7 }, { id: "ok" });
       await drain();
       const [hook, ...others] = await followups("ok");
@@ -149,7 +149,13 @@ export function runLifecycleContract(label: string, open: () => Promise<Kysely<a
     it("an unknown version failed by the tick (durable_fail_unknown_versions) starts onFailure", async () => {
       await durable.start(job, { mode: "ok" }, { id: "gone" });
       await sql`update durable_runs set version = 'gone' where id = 'gone'`.execute(db);
-      const failing = createDurable({ db, workflows, unknownVersion: "fail", defaults: { lease: "2s" }, log: () => {} });
+      const failing = createDurable({
+        db,
+        workflows,
+        unknownVersion: "fail",
+        defaults: { lease: "2s" },
+        log: () => {},
+      });
       // countDue leaves out versions the instance lacks: the tick that fails them is called directly.
       await failing.tick({ budgetMs: 10_000 });
       await drain();
@@ -172,12 +178,16 @@ export function runLifecycleContract(label: string, open: () => Promise<Kysely<a
     it("batched completions (a tick of 4 at once, chained claims) start one hook per run", async () => {
       const ids = Array.from({ length: 12 }, (_, i) => `b${i}`);
       // startMany's insert (store/insert-runs.ts) stores the followups as start's does.
-      await durable.startMany(job, ids.map(() => ({ mode: "ok" as const })), { ids });
+      await durable.startMany(
+        job,
+        ids.map(() => ({ mode: "ok" as const })),
+        { ids },
+      );
       await drain();
       for (const id of ids) expect(await followups(id), id).toHaveLength(1);
     });
 
-    it("a retried run that ends again gets its hooks again, under new ids; an end repeated starts nothing", async () => {
+    it("a retried run ending again gets its hooks again, under new ids; an end repeated starts nothing", async () => {
       failNext.add("again");
       await durable.start(job, { mode: "ok", n: 2 }, { id: "again" });
       await drain();
@@ -207,9 +217,9 @@ export function runLifecycleContract(label: string, open: () => Promise<Kysely<a
     });
 
     it("refuses a hook that is not a workflow, one the instance does not register, one with a key", () => {
-      expect(() => defineWorkflow({ name: "x", input: z.object({}), onComplete: 5 as never, run: async () => 1 })).toThrow(
-        /onComplete is a workflow or a workflow's name/,
-      );
+      expect(() =>
+        defineWorkflow({ name: "x", input: z.object({}), onComplete: 5 as never, run: async () => 1 }),
+      ).toThrow(/onComplete is a workflow or a workflow's name/);
       const orphan = defineWorkflow({ name: "orphan", input: z.object({}), onFailure: "nobody", run: async () => 1 });
       expect(() => createDurable({ db, workflows: [orphan] })).toThrow(
         /onFailure names workflow "nobody", which this instance does not register/,

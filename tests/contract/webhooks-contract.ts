@@ -34,9 +34,7 @@ async function startReceiver(): Promise<{ server: Server; url: string; received:
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
-      const headers = Object.fromEntries(
-        Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
-      );
+      const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
       const id = headers["webhook-id"] ?? "";
       const expected = createHmac("sha256", KEY)
         .update(`${id}.${headers["webhook-timestamp"]}.${body}`)
@@ -110,7 +108,7 @@ export function runWebhooksContract(label: string, open: () => Promise<Kysely<an
       await instances[0]?.close();
     });
 
-    it("a completion is POSTed once, signed, with the delivery run's id as webhook-id; a child of the run", async () => {
+    it("a completion is POSTed once, signed, with its delivery run's id as webhook-id (a child run)", async () => {
       const durable = make([endpoint("/ok", ["run.completed", "run.failed"])]);
       await durable.start(order, {}, { id: "o1" });
       await drain(durable);

@@ -69,7 +69,9 @@ export function hookName(target: unknown): string | null {
 function validateLifecycleHooks(workflow: AnyWorkflow): void {
   for (const hook of ["onComplete", "onFailure"] as const) {
     if (workflow[hook] !== undefined && hookName(workflow[hook]) === null) {
-      throw new InvalidInputError(`workflow "${workflow.name}": ${hook} is a workflow or a workflow's name (${NAME_RULE})`);
+      throw new InvalidInputError(
+        `workflow "${workflow.name}": ${hook} is a workflow or a workflow's name (${NAME_RULE})`,
+      );
     }
   }
 }

@@ -3,7 +3,6 @@
 import type { z } from "zod";
 import type { AnyKysely } from "../drivers/connect";
 import type { EncryptionOptions } from "../encryption/keys";
-import type { WebhookEndpoint } from "../lifecycle-types";
 import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
@@ -11,6 +10,7 @@ import type { AdvanceOutcome } from "./run/advance";
 import type { StepMockLookup } from "./run/execution";
 import type { CompactReport, RetentionOptions } from "./retention";
 import type { ScheduleInfo } from "./schedules";
+import type { WebhookEndpoint } from "./webhooks";
 import type { WorkOptions, WorkReport } from "./worker";
 
 export interface DurableDefaults {

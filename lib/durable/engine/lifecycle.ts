@@ -4,10 +4,9 @@
 // durable_runs_followups reads when the run ends (docs/sql.md, "Follow-ups").
 import * as z from "zod";
 import { InvalidInputError } from "../errors";
-import type { WebhookEvent } from "../lifecycle-types";
 import type { Followups, FollowupTarget } from "../store";
-import type { AnyWorkflow } from "../types";
 import { hookName, storedVersion, type WorkflowRegistry } from "./define-workflow";
+import { STATUS_OF_EVENT, type WebhookEvent } from "./webhooks";
 import { toBoundedMs } from "../duration";
 
 /**
@@ -49,14 +48,6 @@ function workflowTarget(registry: WorkflowRegistry, owner: string, hook: string,
   return { workflow: name, version: storedVersion(target.version), deadline_in_ms: deadline };
 }
 
-/** The end a webhook event stands for, as the run's status names it. */
-export const STATUS_OF_EVENT: Readonly<Record<WebhookEvent, keyof Followups>> = {
-  "run.completed": "completed",
-  "run.failed": "failed",
-  "run.cancelled": "cancelled",
-  "run.waiting": "waiting",
-};
-
 /**
  * What a new run of each workflow starts when it ends, by workflow name (absent: nothing): its
  * newest version's hooks and every webhook whose events include the end. The delivery workflow
@@ -74,7 +65,8 @@ export function followupsByWorkflow(
       followups[status] = [...(followups[status] ?? []), target];
     };
     const { onComplete, onFailure } = workflow;
-    if (onComplete !== undefined) add("completed", workflowTarget(registry, workflow.name, "onComplete", hookName(onComplete)!));
+    if (onComplete !== undefined)
+      add("completed", workflowTarget(registry, workflow.name, "onComplete", hookName(onComplete)!));
     if (onFailure !== undefined) {
       const target = workflowTarget(registry, workflow.name, "onFailure", hookName(onFailure)!);
       add("failed", target);

@@ -7,10 +7,34 @@ import * as z from "zod";
 import { parseWebhookSecrets, signWebhook } from "../auth/webhook";
 import { type Duration, toBoundedMs } from "../duration";
 import { InvalidInputError } from "../errors";
-import type { WebhookEndpoint, WebhookEvent } from "../lifecycle-types";
+import type { Followups } from "../store";
 import type { AnyWorkflow } from "../types";
 import { defineWorkflow } from "./define-workflow";
-import { STATUS_OF_EVENT } from "./lifecycle";
+
+/** The events a webhook may receive: a run's end, and `run.waiting` when asked for. */
+export type WebhookEvent = "run.completed" | "run.failed" | "run.cancelled" | "run.waiting";
+
+/** An endpoint `createDurable({ webhooks })` sends run events to, signed as Standard Webhooks. */
+export interface WebhookEndpoint {
+  /** An http(s) URL; each delivery is a POST of `{ type, timestamp, data }`. */
+  url: string;
+  /** Which events it receives (at least one). */
+  events: readonly WebhookEvent[];
+  /** `whsec_` followed by base64 (24 bytes or more; several, comma-separated, to rotate): the signing key. */
+  secret: string;
+  /** Attempts per delivery before its run fails (1–50, default 10). */
+  attempts?: number;
+  /** The delay after the first failed attempt, doubled after each up to 6 hours (default "30s"). */
+  retryDelay?: Duration;
+}
+
+/** The run status each event stands for: the key of a run's followups it is listed under. */
+export const STATUS_OF_EVENT: Readonly<Record<WebhookEvent, keyof Followups>> = {
+  "run.completed": "completed",
+  "run.failed": "failed",
+  "run.cancelled": "cancelled",
+  "run.waiting": "waiting",
+};
 
 /** The built-in workflow of webhook deliveries: its runs are listed under this name. */
 export const WEBHOOK_WORKFLOW = "durable.webhook";

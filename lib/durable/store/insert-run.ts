@@ -83,7 +83,8 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
                clock.now + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
                clock.now + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond',
                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb)),
-               ${run.rateKey ?? null}, ${run.priority ?? 0}, ${followupsJson(run.followups)}::jsonb, clock.now, clock.now
+               ${run.rateKey ?? null}, ${run.priority ?? 0}, ${followupsJson(run.followups)}::jsonb,
+               clock.now, clock.now
           from clock
         on conflict do nothing
         returning workflow

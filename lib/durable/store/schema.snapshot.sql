@@ -339,7 +339,7 @@ begin
   if p_children is distinct from 'keep' then
     perform pg_advisory_xact_lock(durable_children_lock(p_run_id));
     loop
-      v_new := array(select id from durable_open_descendants(p_run_id) t
+      v_new := array(select id from durable_open_descendants(p_run_id, false) t
                       where not (t.id = any (v_locked)) order by t.depth, t.id);
       exit when cardinality(v_new) = 0;
       foreach v_id in array v_new loop
@@ -347,7 +347,7 @@ begin
       end loop;
       v_locked := v_locked || v_new;
     end loop;
-    for v_child in select id from durable_open_descendants(p_run_id) t order by t.depth desc, t.id loop
+    for v_child in select id from durable_open_descendants(p_run_id, false) t order by t.depth desc, t.id loop
       perform durable_cancel_one(v_child.id, coalesce(p_reason, 'cancelled'), 'parent');
     end loop;
   end if;
@@ -1173,10 +1173,18 @@ CREATE OR REPLACE FUNCTION public.durable_open_descendants(p_run_id text)
  LANGUAGE sql
  STABLE
 AS $function$
+  select t.id, t.depth from durable_open_descendants(p_run_id, true) t
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_open_descendants(p_run_id text, p_with_followups boolean)
+ RETURNS TABLE(id text, depth integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
   with recursive tree (id, depth) as (
     select r.id, 1 from durable_runs r
      where r.parent_id = p_run_id and r.status in ('pending', 'running', 'waiting')
-       and r.followups is distinct from '{"followup": true}'::jsonb
+       and (p_with_followups or r.followups is distinct from '{"followup": true}'::jsonb)
     union
     select r.id, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
      where r.status in ('pending', 'running', 'waiting')

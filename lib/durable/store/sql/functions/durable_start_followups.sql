@@ -15,9 +15,9 @@
 --
 -- Each follow-up is a child of the ended run (parent_id), pending and due now, with
 -- followups = {"followup": true}: it has no hooks of its own (no loop of hooks), and a cascading
--- cancel of the run after a retry leaves it (durable_open_descendants). Its id is derived from the
--- end: `<run id>~<status>~<fence>~<n>` (n: the target's position), md5-shortened past 255
--- characters. Every end of a run is under a fence of its own (a claim, a cancel, a deadline's end
+-- cancel of the run after a retry leaves it (durable_open_descendants, with_followups false). Its
+-- id is derived from the end: `<run id>~<status>~<fence>~<n>` (n: the target's position),
+-- md5-shortened past 255 characters. Every end of a run is under a fence of its own (a claim, a cancel, a deadline's end
 -- and a retry each move it), so a retried run that ends again starts new follow-ups, and an
 -- insert of an id already there does nothing. A lifecycle run's input is { id, workflow, status,
 -- output } or { id, workflow, status, error } of the ended run; a delivery's is { url, type,
