@@ -1178,18 +1178,21 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_open_descendants(p_run_id text, p_with_followups boolean)
  RETURNS TABLE(id text, depth integer)
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
 AS $function$
+begin
+  return query
   with recursive tree (id, depth) as (
-    select r.id, 1 from durable_runs r
+    select r.id::text, 1 from durable_runs r
      where r.parent_id = p_run_id and r.status in ('pending', 'running', 'waiting')
        and (p_with_followups or r.followups is distinct from '{"followup": true}'::jsonb)
     union
-    select r.id, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
+    select r.id::text, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
      where r.status in ('pending', 'running', 'waiting')
   )
-  select tree.id, max(tree.depth)::integer from tree group by tree.id
+  select tree.id, max(tree.depth)::integer from tree group by tree.id;
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_race_winner(p_run_id text, p_branches jsonb, p_deadline timestamp with time zone, p_now timestamp with time zone)
@@ -1679,16 +1682,21 @@ begin
     return false;
   end if;
 
-  insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                            parent_id, deadline_at, followups)
-  select w -> 'start' ->> 'id', w -> 'start' ->> 'workflow', w -> 'start' -> 'input', v_now,
-         w -> 'start' ->> 'concurrency_key', w -> 'start' ->> 'singleton_key', w -> 'start' ->> 'version',
-         p_run_id,
-         least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline),
-         w -> 'start' -> 'followups'
-    from jsonb_array_elements(p_waits) w
-   where w ? 'start'
-  on conflict do nothing;
+  -- Only with an invoke among the waits: the insert names followups (0017), and the set also runs
+  -- on a schema before it (tests/postgres/narrow-row-upgrade.test.ts), where plpgsql would fail
+  -- to plan it; a suspension without a child plans nothing more.
+  if exists (select 1 from jsonb_array_elements(p_waits) w where w ? 'start') then
+    insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                              parent_id, deadline_at, followups)
+    select w -> 'start' ->> 'id', w -> 'start' ->> 'workflow', w -> 'start' -> 'input', v_now,
+           w -> 'start' ->> 'concurrency_key', w -> 'start' ->> 'singleton_key', w -> 'start' ->> 'version',
+           p_run_id,
+           least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline),
+           w -> 'start' -> 'followups'
+      from jsonb_array_elements(p_waits) w
+     where w ? 'start'
+    on conflict do nothing;
+  end if;
 
   insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, started_at, updated_at,
                                   wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs)

@@ -76,9 +76,18 @@ $$;
 
 -- The trigger (0017), made here with its function: a numbered migration runs before the set and
 -- holds no function. `create or replace` keeps it as this text at every application of the set.
-create or replace trigger durable_runs_followups
-  after update of status on durable_runs
-  for each row
-  when (new.followups is not null and old.status is distinct from new.status
-        and new.status in ('completed', 'failed', 'cancelled', 'waiting'))
-  execute function durable_start_followups();
+-- Only once the column exists: the set is also applied to a schema before 0017 (the upgrade
+-- tests install older migrations with today's set), and applied again after 0017 is.
+do $$
+begin
+  if exists (select 1 from information_schema.columns
+              where table_schema = current_schema() and table_name = 'durable_runs' and column_name = 'followups') then
+    create or replace trigger durable_runs_followups
+      after update of status on durable_runs
+      for each row
+      when (new.followups is not null and old.status is distinct from new.status
+            and new.status in ('completed', 'failed', 'cancelled', 'waiting'))
+      execute function durable_start_followups();
+  end if;
+end
+$$;
