@@ -99,8 +99,7 @@ it("each run's winning end starts its hook once, whichever of body, cancelMany a
   expect(statuses.get("completed")).toBeGreaterThan(0);
   expect(statuses.get("failed")).toBeGreaterThan(0);
   const { rows: overdue } = await sql<{ n: number }>`
-    select count(*)::int as n from durable_runs where workflow = 'race-job' and error ->> 'code' = 'deadline_exceeded'`.execute(
-    admin,
-  );
+    select count(*)::int as n from durable_runs
+     where workflow = 'race-job' and error ->> 'code' = 'deadline_exceeded'`.execute(admin);
   expect(overdue[0]!.n).toBeGreaterThan(0);
 }, 120_000);

@@ -147,7 +147,7 @@ CREATE INDEX durable_runs_status_created ON public.durable_runs USING btree (sta
 CREATE INDEX durable_runs_tags ON public.durable_runs USING gin (tags) WHERE ((tags)::text[] <> '{}'::text[]);
 CREATE INDEX durable_runs_to_compact ON public.durable_runs USING btree (finished_at) WHERE (((status)::text = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND (compacted_at IS NULL));
 CREATE TRIGGER durable_runs_due_notify AFTER INSERT OR UPDATE OF wake_at ON public.durable_runs FOR EACH ROW WHEN ((((new.status)::text = ANY (ARRAY['pending'::text, 'waiting'::text])) AND (new.wake_at <= durable_now()))) EXECUTE FUNCTION durable_notify_due();
-CREATE TRIGGER durable_runs_followups AFTER UPDATE OF status ON public.durable_runs FOR EACH ROW WHEN (((new.followups IS NOT NULL) AND ((old.status)::text IS DISTINCT FROM (new.status)::text) AND ((new.status)::text = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text, 'waiting'::text])))) EXECUTE FUNCTION durable_start_followups();
+CREATE TRIGGER durable_runs_followups AFTER UPDATE OF status ON public.durable_runs FOR EACH ROW WHEN ((new.followups IS NOT NULL)) EXECUTE FUNCTION durable_start_followups();
 
 create table durable_schedules (
   workflow text not null,
@@ -1599,7 +1599,9 @@ declare
   v_now timestamptz;
   v_ended jsonb;
 begin
-  if jsonb_typeof(v_targets) is distinct from 'array' then
+  -- The trigger's WHEN tests only followups (the cheapest test every status update of every run
+  -- pays: docs/sql.md, "Follow-ups"); the status change is tested here, for runs with followups.
+  if old.status is not distinct from new.status or jsonb_typeof(v_targets) is distinct from 'array' then
     return null;
   end if;
   if current_setting('durable.continuing', true) = new.id then

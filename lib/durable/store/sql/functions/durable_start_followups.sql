@@ -1,6 +1,6 @@
 -- durable_start_followups(): the trigger function of durable_runs_followups, which fires after an
--- update of a run's status to completed, failed, cancelled or waiting when the run has
--- `followups` (0017; docs/sql.md, "Follow-ups"; docs/guide/lifecycle.md). It inserts, in the
+-- update of a run's status when the run has `followups`, and acts when the status changed to one
+-- its followups list (completed, failed, cancelled, waiting) (0017; docs/sql.md, "Follow-ups"; docs/guide/lifecycle.md). It inserts, in the
 -- transaction that ends the run, the runs its end starts: one run of each workflow its
 -- onComplete / onFailure named, and one run of the built-in `durable.webhook` workflow per
 -- webhook whose events include the end. So a hook is never lost: the end and its follow-ups
@@ -37,7 +37,9 @@ declare
   v_now timestamptz;
   v_ended jsonb;
 begin
-  if jsonb_typeof(v_targets) is distinct from 'array' then
+  -- The trigger's WHEN tests only followups (the cheapest test every status update of every run
+  -- pays: docs/sql.md, "Follow-ups"); the status change is tested here, for runs with followups.
+  if old.status is not distinct from new.status or jsonb_typeof(v_targets) is distinct from 'array' then
     return null;
   end if;
   if current_setting('durable.continuing', true) = new.id then
@@ -85,8 +87,7 @@ begin
     create or replace trigger durable_runs_followups
       after update of status on durable_runs
       for each row
-      when (new.followups is not null and old.status is distinct from new.status
-            and new.status in ('completed', 'failed', 'cancelled', 'waiting'))
+      when (new.followups is not null)
       execute function durable_start_followups();
   end if;
 end
