@@ -23,7 +23,10 @@ const notify = defineWorkflow({
 
 const job = defineWorkflow({
   name: "job",
-  input: z.object({ mode: z.enum(["ok", "fail", "wait", "continue", "parent"]), n: z.number().default(0) }),
+  input: z.object({
+    mode: z.enum(["ok", "fail", "wait", "continue", "parent", "invoker"]),
+    n: z.number().default(0),
+  }),
   onComplete: notify,
   onFailure: "notify",
   async run(ctx, input) {
@@ -32,6 +35,7 @@ const job = defineWorkflow({
       await ctx.step.waitForSignal("go");
     }
     if (input.mode === "wait") await ctx.step.waitForSignal("go");
+    if (input.mode === "invoker") await ctx.step.invoke("kid", job, { mode: "ok", n: 5 });
     if (input.mode === "continue" && input.n < 1) return ctx.continueAsNew({ mode: "continue", n: input.n + 1 });
     return ctx.step.run("work", () => {
       if (input.mode === "fail" || failNext.delete(ctx.runId)) throw new Error(`job ${ctx.runId} broke`);
@@ -133,6 +137,22 @@ export function runLifecycleContract(label: string, open: () => Promise<Kysely<a
         expect(hooks, id).toHaveLength(1);
         expect(seen.get(hooks[0].id), id).toMatchObject({ id, status: "cancelled", error: { code: "cancelled" } });
       }
+    });
+
+    it("an invoked child and a fork keep their workflow's hooks (durable_suspend_run, durable_fork_run)", async () => {
+      await durable.start(job, { mode: "invoker" }, { id: "inv" });
+      await drain();
+      const kid = (await sql<any>`select id from durable_runs where parent_id = 'inv' and workflow = 'job'`.execute(db))
+        .rows[0].id;
+      const [kidHook] = await followups(kid);
+      expect(seen.get(kidHook.id)).toMatchObject({ id: kid, status: "completed", output: { ok: 5 } });
+      expect(await followups("inv")).toHaveLength(1);
+      await durable.start(job, { mode: "fail" }, { id: "src" });
+      await drain();
+      await durable.fork("src", { fromStep: "work", id: "forked" });
+      await drain();
+      const [forkHook] = await followups("forked");
+      expect(seen.get(forkHook.id)).toMatchObject({ id: "forked", status: "failed" });
     });
 
     it("a deadline passing (durable_end_overdue) starts onFailure", async () => {
