@@ -201,6 +201,15 @@ export function runWebhooksContract(label: string, open: () => Promise<Kysely<an
       expect((await scanForPlaintext(db, [MARK])).length).toBeGreaterThan(0);
     });
 
+    it("refuses to start the delivery workflow: only a run's end starts one, in the database", async () => {
+      const durable = make([endpoint("/ok", ["run.completed"])]);
+      const delivery = durable.workflows.get("durable.webhook")!;
+      const forged = { url: `${receiver.url}/ok`, type: "run.completed", timestamp: "now", data: {} };
+      await expect(durable.start(delivery, forged)).rejects.toThrow(/is started only when a run ends/);
+      await expect(durable.startMany(delivery, [forged])).rejects.toThrow(/is started only when a run ends/);
+      expect(Number((await sql<any>`select count(*) as n from durable_runs`.execute(db)).rows[0].n)).toBe(0);
+    });
+
     it("refuses a bad webhooks configuration with a clear error", () => {
       const bad = (webhooks: unknown) => () => createDurable({ db, workflows: [], webhooks: webhooks as never });
       expect(bad({})).toThrow(/webhooks is an array/);

@@ -6,7 +6,7 @@ import * as z from "zod";
 import { InvalidInputError } from "../errors";
 import type { Followups, FollowupTarget } from "../store";
 import { hookName, storedVersion, type WorkflowRegistry } from "./define-workflow";
-import { STATUS_OF_EVENT, type WebhookEvent } from "./webhooks";
+import { isWebhookDelivery, STATUS_OF_EVENT, type WebhookEvent } from "./webhooks";
 import { toBoundedMs } from "../duration";
 
 /**
@@ -50,9 +50,9 @@ function workflowTarget(registry: WorkflowRegistry, owner: string, hook: string,
 
 /**
  * What a new run of each workflow starts when it ends, by workflow name (absent: nothing): its
- * newest version's hooks and every webhook whose events include the end. The delivery workflow
- * and the hooks' workflows get webhooks too, but never hooks of their own: their runs are
- * follow-ups, which the trigger inserts without any (no loop of hooks).
+ * newest version's hooks and every webhook whose events include the end. The hooks' workflows get
+ * webhooks too, for the runs a start starts; the runs the trigger starts (hooks, deliveries) have
+ * none (no loop of hooks), and the delivery workflow is never started otherwise.
  */
 export function followupsByWorkflow(
   registry: WorkflowRegistry,
@@ -60,6 +60,7 @@ export function followupsByWorkflow(
 ): Map<string, Followups> {
   const byName = new Map<string, Followups>();
   for (const workflow of registry.newest.values()) {
+    if (isWebhookDelivery(workflow)) continue;
     const followups: Followups = {};
     const add = (status: keyof Followups, target: FollowupTarget) => {
       followups[status] = [...(followups[status] ?? []), target];

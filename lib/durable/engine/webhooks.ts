@@ -154,7 +154,7 @@ const deliveryInput = z.object({
  */
 export function webhookDeliveryWorkflow(webhooks: readonly ResolvedWebhook[]): AnyWorkflow {
   const byUrl = new Map(webhooks.map((webhook) => [webhook.url, webhook]));
-  return defineWorkflow({
+  const workflow = defineWorkflow({
     name: WEBHOOK_WORKFLOW,
     input: deliveryInput,
     async run(ctx, input) {
@@ -174,7 +174,14 @@ export function webhookDeliveryWorkflow(webhooks: readonly ResolvedWebhook[]): A
       });
     },
   });
+  deliveryWorkflows.add(workflow);
+  return workflow;
 }
+
+const deliveryWorkflows = new WeakSet<AnyWorkflow>();
+
+/** Whether `workflow` is an instance's built-in delivery workflow, which no start() may start. */
+export const isWebhookDelivery = (workflow: AnyWorkflow): boolean => deliveryWorkflows.has(workflow);
 
 /** One attempt: the signed POST; throws on anything but a 2xx answer. */
 async function post(endpoint: ResolvedWebhook, id: string, body: string, signal: AbortSignal) {
