@@ -252,6 +252,19 @@ export function runLifecycleContract(label: string, open: () => Promise<Kysely<a
       });
       const owner = defineWorkflow({ name: "owner", input: z.object({}), onComplete: keyed, run: async () => 1 });
       expect(() => createDurable({ db, workflows: [owner, keyed] })).toThrow(/declares concurrency/);
+      // The built-in delivery workflow is not a hook's: it is not the instance's own to name.
+      const deliver = defineWorkflow({
+        name: "deliver",
+        input: z.object({}),
+        onComplete: "durable.webhook",
+        run: async () => 1,
+      });
+      const webhooks = [
+        { url: "https://a.example", events: ["run.failed" as const], secret: `whsec_${"a".repeat(40)}` },
+      ];
+      expect(() => createDurable({ db, workflows: [deliver], webhooks })).toThrow(
+        /onComplete names workflow "durable.webhook", which this instance does not register/,
+      );
     });
   });
 }

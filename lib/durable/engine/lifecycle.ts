@@ -32,7 +32,7 @@ const KEYED_OPTIONS = ["concurrency", "singleton", "rateLimit", "debounce", "pri
 /** Checks that `name` is a workflow the instance registered that SQL can start, and names it as a target. */
 function workflowTarget(registry: WorkflowRegistry, owner: string, hook: string, name: string): FollowupTarget {
   const target = registry.newest.get(name);
-  if (!target) {
+  if (!target || isWebhookDelivery(target)) {
     throw new InvalidInputError(
       `workflow "${owner}": ${hook} names workflow "${name}", which this instance does not register`,
     );
