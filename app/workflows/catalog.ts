@@ -120,4 +120,7 @@ export const workflowTitles: Record<string, string> = {
   "order-payment": "Order payment (child of an order)",
   "order-shipping": "Order shipping (child of an order)",
   "support-chat": "Support chat (one turn of a chat)",
+  // The built-in workflow of createDurable({ webhooks }) (docs/guide/lifecycle.md): its runs are
+  // children of the run each reports, listed under this name on the run page.
+  "durable.webhook": "Webhook delivery (of the parent's end)",
 };

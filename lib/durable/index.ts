@@ -33,6 +33,9 @@ export {
   type WorkReport,
 } from "./engine/create-durable";
 export { defineWorkflow } from "./engine/define-workflow";
+export { type LifecycleInput, lifecycleInput } from "./engine/lifecycle";
+export { WEBHOOK_WORKFLOW, type WebhookEndpoint, type WebhookEvent } from "./engine/webhooks";
+export type { LifecycleHooks, LifecycleHookTarget } from "./lifecycle-types";
 export { MissingSecretError } from "./auth/secrets";
 export type { EncryptionKey, EncryptionOptions } from "./encryption/keys";
 export {

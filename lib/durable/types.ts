@@ -4,6 +4,7 @@
 import type { Transaction } from "kysely";
 import type { z } from "zod";
 import type { Jsonified } from "./jsonified";
+import type { LifecycleHooks } from "./lifecycle-types";
 import type {
   CallbackSchemas,
   NoSignals,
@@ -60,7 +61,8 @@ export type InputOf<W extends AnyWorkflow> = z.input<W["input"]>;
 export type OutputOf<W extends AnyWorkflow> = W extends Workflow<any, infer O, any> ? Jsonified<O> : unknown;
 export type SignalsOf<W extends AnyWorkflow> = W extends Workflow<any, any, infer S> ? S : SignalSchemas;
 
-export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas> {
+export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas>
+  extends LifecycleHooks {
   /** Unique among the workflows of one `createDurable` (with `version`: per version); stored on every run. */
   name: string;
   /**

@@ -1,7 +1,8 @@
 // Encryption at rest, seen from the database alone (docs/guide/encryption.md, "What someone with
 // the database alone learns"): one suite run on every database. A run that touches every kind of
 // payload (input, a step's result, a step's error, a signal, a callback, a stream, the run's output;
-// another run's error, a cancel's reason; a chat turn through the ai wing, its answer streamed by
+// another run's error, a cancel's reason; the input of each one's onComplete / onFailure hook,
+// which copies its output or error; a chat turn through the ai wing, its answer streamed by
 // the mock model) leaves no row of any durable_% table holding one of its plaintext markers when
 // the instance encrypts, and every reader still answers plain values. With encryption off, the same
 // scan finds them: the scan can fail.
@@ -19,6 +20,8 @@ import {
   type EncryptionKey,
   FatalStepError,
   InvalidInputError,
+  type LifecycleInput,
+  lifecycleInput,
 } from "@/lib/durable";
 import { chatTurnInput, loadChat, startChatTurn } from "@/lib/durable/ai";
 import { resetDurableTables } from "../helpers/databases";
@@ -45,9 +48,18 @@ let modelServer: MockModelServer;
 /** The callback token each run handed out, by run id (what a mailer would have sent). */
 const tokens = new Map<string, string>();
 
+// The hook of the runs below (docs/guide/lifecycle.md): its input holds their output or error,
+// copied by the trigger as stored; it returns what it saw, so its own output holds it too.
+const ended = defineWorkflow({
+  name: "enc-ended",
+  input: lifecycleInput,
+  run: (ctx, input) => ctx.step.run("saw", () => input),
+});
+
 const everything = defineWorkflow({
   name: "enc-everything",
   input: z.object({ secret: z.string() }),
+  onComplete: ended,
   signals: { note: z.object({ text: z.string() }) },
   async run(ctx, input) {
     const result = await ctx.step.run("result", () => ({ echo: `${MARK.result} of ${input.secret}` }));
@@ -73,6 +85,7 @@ const everything = defineWorkflow({
 const failing = defineWorkflow({
   name: "enc-failing",
   input: z.object({}),
+  onFailure: ended,
   async run(ctx) {
     await ctx.step.run("boom", (): string => {
       throw new FatalStepError(`the run failed: ${MARK.runError}`);
@@ -83,6 +96,7 @@ const failing = defineWorkflow({
 const parked = defineWorkflow({
   name: "enc-parked",
   input: z.object({}),
+  onFailure: ended,
   signals: { never: z.object({}) },
   run: (ctx) => ctx.step.waitForSignal("never", { timeout: "1h" }),
 });
@@ -160,6 +174,16 @@ async function exerciseEverything(durable: Durable): Promise<void> {
   const cancelEvent = (await durable.events("parked")).find((event) => event.kind === "cancel");
   expect(cancelEvent!.data.reason).toBe(`stopped: ${MARK.cancel}`);
 
+  // Each end started its hook with the ended run's output or error: the hook sees them plain.
+  const expected = { everything: MARK.output, failing: MARK.runError, parked: MARK.cancel };
+  for (const [parent, marker] of Object.entries(expected)) {
+    const [hook] = (await durable.list({ parentId: parent })).runs;
+    expect(await durable.advance(hook!.id)).toBe("completed");
+    const saw = (await durable.status(hook!.id))!.output as LifecycleInput;
+    expect(saw.id).toBe(parent);
+    expect(JSON.stringify(saw.output ?? saw.error)).toContain(marker);
+  }
+
   const turn = await startChatTurn(durable, chat, { chatId: "chat-1", messages: [user("m1", MARK.chat)] });
   expect(await durable.advance(turn.runId)).toBe("completed");
   const history = await loadChat(durable, "chat-1");
@@ -178,7 +202,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       const encryption = keys ? { keys } : undefined;
       const durable = createDurable({
         db,
-        workflows: [everything, failing, parked, chat, streamer],
+        workflows: [everything, failing, parked, chat, streamer, ended],
         baseUrl: "https://app.example.com",
         encryption,
         log: () => {},

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { toBoundedMs } from "../duration";
 import { InvalidInputError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
+import type { Followups } from "../store";
 import type { AnyWorkflow, NoSignals, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
 import { validateFlowControl } from "./flow-control";
 import { validateSchedule } from "./schedules";
@@ -54,7 +55,25 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   validateCallbacks(definition as AnyWorkflow);
   validateSchedule(definition as AnyWorkflow);
   validateFlowControl(definition as AnyWorkflow);
+  validateLifecycleHooks(definition as AnyWorkflow);
   return Object.freeze({ ...definition });
+}
+
+/** The name a lifecycle hook names (a workflow or its name), or null when it is neither. */
+export function hookName(target: unknown): string | null {
+  const name = typeof target === "string" ? target : (target as { name?: unknown } | null)?.name;
+  return isStorableName(name) ? name : null;
+}
+
+/** Refuses an onComplete / onFailure that is neither a workflow nor a workflow's name (docs/guide/lifecycle.md). */
+function validateLifecycleHooks(workflow: AnyWorkflow): void {
+  for (const hook of ["onComplete", "onFailure"] as const) {
+    if (workflow[hook] !== undefined && hookName(workflow[hook]) === null) {
+      throw new InvalidInputError(
+        `workflow "${workflow.name}": ${hook} is a workflow or a workflow's name (${NAME_RULE})`,
+      );
+    }
+  }
 }
 
 /** `callbacks`: an object of zod schemas by callback id (docs/guide/composition.md, "Callback URLs"). */
@@ -81,6 +100,8 @@ export interface WorkflowRegistry {
   byVersion: Map<string, AnyWorkflow>;
   /** For the claim: each name and the versions registered ("" for none), as SQL takes them. */
   versions: Record<string, string[]>;
+  /** By name, what a new run's end starts (engine/lifecycle.ts); set by the instance, empty until then. */
+  followups: Map<string, Followups>;
 }
 
 /** A workflow's version as stored on its runs: text, or null when it declares none. */
@@ -97,7 +118,7 @@ export const versionKey = (name: string, version: string | null): string => `${n
  * the largest by `compareVersions`.
  */
 export function registerWorkflows(workflows: readonly AnyWorkflow[]): WorkflowRegistry {
-  const registry: WorkflowRegistry = { newest: new Map(), byVersion: new Map(), versions: {} };
+  const registry: WorkflowRegistry = { newest: new Map(), byVersion: new Map(), versions: {}, followups: new Map() };
   for (const workflow of workflows) {
     const version = storedVersion(workflow.version);
     const key = versionKey(workflow.name, version);

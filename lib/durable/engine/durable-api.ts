@@ -10,6 +10,7 @@ import type { AdvanceOutcome } from "./run/advance";
 import type { StepMockLookup } from "./run/execution";
 import type { CompactReport, RetentionOptions } from "./retention";
 import type { ScheduleInfo } from "./schedules";
+import type { WebhookEndpoint } from "./webhooks";
 import type { WorkOptions, WorkReport } from "./worker";
 
 export interface DurableDefaults {
@@ -83,6 +84,12 @@ export interface DurableOptions {
   baseUrl?: string;
   /** Where engine warnings go (console.warn). */
   log?: (message: string) => void;
+  /**
+   * Endpoints sent `run.completed`, `run.failed`, `run.cancelled` (and `run.waiting` when listed),
+   * signed as Standard Webhooks; each delivery is a run of the built-in `durable.webhook` workflow,
+   * started in the transaction that ends the run (docs/guide/lifecycle.md, "Webhooks").
+   */
+  webhooks?: readonly WebhookEndpoint[];
 }
 
 /** Options of `start` (and, less `id`, of `startMany`). */

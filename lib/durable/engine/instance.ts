@@ -17,6 +17,8 @@ import type { DurableOptions } from "./durable-api";
 import type { ExecutionSettings } from "./run/execution";
 import { type Compactor, createCompactor } from "./retention";
 import { createScheduler, type Scheduler } from "./schedules";
+import { followupsByWorkflow } from "./lifecycle";
+import { resolveWebhooks, webhookDeliveryWorkflow } from "./webhooks";
 
 export interface DurableInstance {
   /** The store sees only the durable_* tables of the app's database. */
@@ -69,7 +71,11 @@ export type StartSlot = (
 /** Resolves and validates `options` once: a mistake is refused at creation, not at the first tick. */
 export function resolveInstance(options: DurableOptions, startSlot: StartSlot): DurableInstance {
   const db: DurableDb = options.db;
-  const registry = registerWorkflows(options.workflows);
+  const webhooks = resolveWebhooks(options.webhooks);
+  const registry = registerWorkflows(
+    webhooks.length > 0 ? [...options.workflows, webhookDeliveryWorkflow(webhooks)] : options.workflows,
+  );
+  registry.followups = followupsByWorkflow(registry, webhooks);
   const workflows = registry.newest;
   const unknownVersion = options.unknownVersion ?? "wait";
   if (unknownVersion !== "wait" && unknownVersion !== "fail") {

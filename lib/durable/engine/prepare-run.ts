@@ -9,6 +9,7 @@ import type { RunToInsert } from "../store";
 import type { AnyWorkflow, Duration } from "../types";
 import { storedVersion, versionKey, type WorkflowRegistry } from "./define-workflow";
 import { flowFieldsOf } from "./flow-control";
+import { isWebhookDelivery, WEBHOOK_WORKFLOW } from "./webhooks";
 
 /** A run ready to insert, and the milliseconds to its deadline (null: none). */
 export interface PreparedRun extends RunToInsert {
@@ -30,6 +31,12 @@ export function prepareRun(
   }
   // Whichever version the caller names, a new run starts on the newest.
   const newest = registry.newest.get(workflow.name)!;
+  if (isWebhookDelivery(newest)) {
+    // A delivery is signed with the endpoint's secret: only a run's end, in the database, starts one.
+    throw new InvalidInputError(
+      `workflow "${WEBHOOK_WORKFLOW}" is started only when a run ends (docs/guide/lifecycle.md, "Webhooks")`,
+    );
+  }
   const runId = storableName(id, "a run id");
   const parsed = newest.input.safeParse(input);
   if (!parsed.success) {
@@ -49,6 +56,7 @@ export function prepareRun(
     singletonKey: keyOf(newest, "singleton", parsed.data),
     deadlineInMs: earlier(ownDeadline, givenDeadline),
     ...flowFieldsOf(newest, parsed.data, priority),
+    followups: registry.followups.get(newest.name) ?? null,
   };
 }
 

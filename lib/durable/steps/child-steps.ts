@@ -65,6 +65,7 @@ async function invoke(
       concurrency_key: child.concurrencyKey ?? null,
       singleton_key: child.singletonKey ?? null,
       deadline_in_ms: child.deadlineInMs,
+      followups: child.followups ?? null,
     };
     return host.stop({
       kind: "suspend",
@@ -141,6 +142,7 @@ async function startChild(
         deadlineInMs: child.deadlineInMs,
         rateKey: child.rateKey,
         priority: child.priority,
+        followups: child.followups,
       };
       // Idempotent on the child's id: a replay after a lost claim finds the child it started.
       const resultJson = JSON.stringify({ id: child.id });

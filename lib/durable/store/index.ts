@@ -2,7 +2,7 @@
 // store/ writes SQL (a lint rule holds it; docs/decisions.md, "One storage boundary").
 // The functions are listed in the order an invocation meets them (docs/sql.md).
 export { type DebouncedRun, type DebounceParameters, insertDebouncedRun } from "./insert-debounced-run";
-export { type InsertedRun, insertRun, type RunToInsert } from "./insert-run";
+export { type Followups, type FollowupTarget, type InsertedRun, insertRun, type RunToInsert } from "./insert-run";
 export { type InsertedOne, insertRuns } from "./insert-runs";
 export { countDueRuns } from "./count-due";
 export { failUnknownVersions } from "./fail-unknown-versions";

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { msOrNull, type RunToInsert, tagsJson } from "./insert-run";
+import { followupsColumn, followupsValue, msOrNull, type RunToInsert, tagsJson } from "./insert-run";
 import type { DurableDb } from "./tables";
 
 /** A workflow's debounce as the statement takes it. */
@@ -58,13 +58,15 @@ export async function insertDebouncedRun(
         returning id, workflow
       ), inserted as (
         insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                  deadline_at, expire_at, rate_key, debounce_key, priority, tags)
+                                  deadline_at, expire_at, rate_key, debounce_key, priority, tags
+                                  ${followupsColumn(run.followups)})
         select ${run.id}, ${run.workflow}, ${run.inputJson}::jsonb,
                least(clock.now + ${debounce.periodMs}::bigint * interval '1 millisecond', t.deadline_at, t.expire_at),
                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
                t.deadline_at, t.expire_at,
                ${run.rateKey ?? null}, ${run.debounceKey ?? null}, ${run.priority ?? 0},
                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb))
+               ${followupsValue(run.followups)}
           from clock,
                lateral (select clock.now + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond'
                                  as deadline_at,

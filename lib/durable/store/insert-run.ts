@@ -22,7 +22,28 @@ export interface RunToInsert {
   priority?: number;
   /** `start(..., { tags })` (checked by the engine). */
   tags?: readonly string[];
+  /** What the run's end starts (0017; engine/lifecycle.ts): null or absent for none. */
+  followups?: Followups | null;
 }
+
+/**
+ * A run's follow-ups by the status that starts them (docs/sql.md, "Follow-ups"): a workflow's
+ * onComplete / onFailure, or a webhook by its url. Targets only, never a secret.
+ */
+export type Followups = Partial<Record<"completed" | "failed" | "cancelled" | "waiting", FollowupTarget[]>>;
+
+export type FollowupTarget =
+  | { workflow: string; version: string | null; deadline_in_ms: number | null }
+  | { webhook: string };
+
+/**
+ * The followups column and its value in an insert, for a run that has some; nothing at all for one
+ * that has none (nearly every run), so its insert is the statement it was before 0017 and runs on
+ * a schema before it (tests/postgres/narrow-row-upgrade.test.ts starts runs on 0012).
+ */
+export const followupsColumn = (followups: Followups | null | undefined) => (followups ? sql`, followups` : sql``);
+export const followupsValue = (followups: Followups | null | undefined) =>
+  followups ? sql`, ${JSON.stringify(followups)}::jsonb` : sql``;
 
 export type InsertedRun =
   | {
@@ -61,13 +82,14 @@ export async function insertRun(db: DurableDb, run: RunToInsert): Promise<Insert
         -- No parent_id: a child run is inserted only under its parent's fence, by the statement
         -- that records the step starting it (docs/sql.md, "Child runs").
         insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                  deadline_at, expire_at, tags, rate_key, priority, created_at, updated_at)
+                                  deadline_at, expire_at, tags, rate_key, priority, created_at, updated_at
+                                  ${followupsColumn(run.followups)})
         select ${run.id}, ${run.workflow}, ${run.inputJson}::jsonb, clock.now,
                ${run.concurrencyKey ?? null}, ${run.singletonKey ?? null}, ${run.version ?? null},
                clock.now + ${msOrNull(run.deadlineInMs)}::bigint * interval '1 millisecond',
                clock.now + ${msOrNull(run.ttlMs)}::bigint * interval '1 millisecond',
                array(select jsonb_array_elements_text(${tagsJson(run.tags)}::jsonb)),
-               ${run.rateKey ?? null}, ${run.priority ?? 0}, clock.now, clock.now
+               ${run.rateKey ?? null}, ${run.priority ?? 0}, clock.now, clock.now ${followupsValue(run.followups)}
           from clock
         on conflict do nothing
         returning workflow

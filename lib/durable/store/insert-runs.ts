@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { msOrNull, type RunToInsert, tagsJson } from "./insert-run";
+import { followupsColumn, followupsValue, msOrNull, type RunToInsert, tagsJson } from "./insert-run";
 import type { DurableDb } from "./tables";
 
 /** What `insertRuns` answers for one run, in the order given. */
@@ -46,12 +46,13 @@ export async function insertRuns(
       select durable_now() as now
     ), inserted as (
       insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                                deadline_at, expire_at, tags, rate_key, priority, created_at, updated_at)
+                                deadline_at, expire_at, tags, rate_key, priority, created_at, updated_at
+                                ${followupsColumn(runs[0]?.followups)})
       select id, workflow, input, clock.now, concurrency_key, singleton_key, version,
              clock.now + ${msOrNull(options.deadlineInMs)}::bigint * interval '1 millisecond',
              clock.now + ${msOrNull(options.ttlMs)}::bigint * interval '1 millisecond',
              array(select jsonb_array_elements_text(${tagsJson(options.tags)}::jsonb)), rate_key, priority,
-             clock.now, clock.now
+             clock.now, clock.now ${followupsValue(runs[0]?.followups)}
         from given, clock order by n
       on conflict do nothing
       returning id

@@ -124,7 +124,8 @@ create table durable_runs (
   forked_from_step durable_name,
   rate_hold text,
   continued_as durable_name,
-  continued_from durable_name
+  continued_from durable_name,
+  followups jsonb
 );
 alter table durable_runs add constraint durable_runs_check CHECK ((((status)::text = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (wake_at IS NULL)));
 alter table durable_runs add constraint durable_runs_pkey PRIMARY KEY (id);
@@ -146,6 +147,7 @@ CREATE INDEX durable_runs_status_created ON public.durable_runs USING btree (sta
 CREATE INDEX durable_runs_tags ON public.durable_runs USING gin (tags) WHERE ((tags)::text[] <> '{}'::text[]);
 CREATE INDEX durable_runs_to_compact ON public.durable_runs USING btree (finished_at) WHERE (((status)::text = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND (compacted_at IS NULL));
 CREATE TRIGGER durable_runs_due_notify AFTER INSERT OR UPDATE OF wake_at ON public.durable_runs FOR EACH ROW WHEN ((((new.status)::text = ANY (ARRAY['pending'::text, 'waiting'::text])) AND (new.wake_at <= durable_now()))) EXECUTE FUNCTION durable_notify_due();
+CREATE TRIGGER durable_runs_followups AFTER UPDATE OF status ON public.durable_runs FOR EACH ROW WHEN ((new.followups IS NOT NULL)) EXECUTE FUNCTION durable_start_followups();
 
 create table durable_schedules (
   workflow text not null,
@@ -337,7 +339,7 @@ begin
   if p_children is distinct from 'keep' then
     perform pg_advisory_xact_lock(durable_children_lock(p_run_id));
     loop
-      v_new := array(select id from durable_open_descendants(p_run_id) t
+      v_new := array(select id from durable_open_descendants(p_run_id, false) t
                       where not (t.id = any (v_locked)) order by t.depth, t.id);
       exit when cardinality(v_new) = 0;
       foreach v_id in array v_new loop
@@ -345,7 +347,7 @@ begin
       end loop;
       v_locked := v_locked || v_new;
     end loop;
-    for v_child in select id from durable_open_descendants(p_run_id) t order by t.depth desc, t.id loop
+    for v_child in select id from durable_open_descendants(p_run_id, false) t order by t.depth desc, t.id loop
       perform durable_cancel_one(v_child.id, coalesce(p_reason, 'cancelled'), 'parent');
     end loop;
   end if;
@@ -658,8 +660,16 @@ begin
   -- The clock is read after the lock: a wait for it must not let the end pass the owner's lease.
   v_now := durable_now();
   v_taken := exists (select 1 from durable_runs where id = v_next);
+  -- A run that continues hands its hooks (followups, 0017) to its successor: the end of the chain
+  -- starts them. durable_start_followups skips the run this names, for this transaction only.
+  if not v_taken and v_run.followups is not null then
+    perform set_config('durable.continuing', p_run_id, true);
+  end if;
   v_ended := durable_finish_run(p_run_id, p_fence, case when v_taken then 'failed' else 'completed' end, null,
                                 case when v_taken then p_taken_error end, p_warnings, p_step, v_now);
+  if not v_taken and v_run.followups is not null then
+    perform set_config('durable.continuing', '', true);
+  end if;
   if v_ended <> 'finished' then
     return v_ended;
   end if;
@@ -670,7 +680,7 @@ begin
   v_why := durable_insert_child(v_run.parent_id, p_successor || jsonb_build_object(
     'concurrency_key', v_run.concurrency_key, 'singleton_key', v_run.singleton_key,
     'rate_key', v_run.rate_key, 'priority', v_run.priority, 'tags', to_jsonb(v_run.tags),
-    'continued_from', p_run_id), v_now);
+    'continued_from', p_run_id, 'followups', v_run.followups), v_now);
   if v_why is not null then
     -- A run of that id committed after the check above (or a holder of the singleton key, which
     -- this run held until its end): roll the end back too; the next claim fails the run as taken.
@@ -997,11 +1007,12 @@ begin
   end if;
 
   insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                            deadline_at, tags, attempts, forked_from, forked_from_step, priority, rate_key)
+                            deadline_at, tags, attempts, forked_from, forked_from_step, priority, rate_key,
+                            followups)
   values (p_id, v_source.workflow, v_source.input, v_now, v_source.concurrency_key,
           v_source.singleton_key, v_source.version,
           v_now + p_deadline_ms * interval '1 millisecond', v_source.tags, 0, p_source, p_from_step,
-          v_source.priority, v_source.rate_key)
+          v_source.priority, v_source.rate_key, v_source.followups)
   on conflict do nothing;
   if not found then
     select * into v_existing from durable_runs where id = p_id;
@@ -1063,13 +1074,15 @@ declare
 begin
   for v_try in 1..5 loop
     insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                              parent_id, deadline_at, rate_key, priority, tags, continued_from, created_at, updated_at)
+                              parent_id, deadline_at, rate_key, priority, tags, continued_from, followups,
+                              created_at, updated_at)
     values (p_start ->> 'id', p_start ->> 'workflow', p_start -> 'input', p_now,
             p_start ->> 'concurrency_key', p_start ->> 'singleton_key', p_start ->> 'version', p_parent_id,
             least(p_now + (p_start ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
                   (select p.deadline_at from durable_runs p where p.id = p_parent_id)),
             p_start ->> 'rate_key', coalesce((p_start ->> 'priority')::integer, 0),
-            array(select jsonb_array_elements_text(p_start -> 'tags')), p_start ->> 'continued_from', p_now, p_now)
+            array(select jsonb_array_elements_text(p_start -> 'tags')), p_start ->> 'continued_from',
+            p_start -> 'followups', p_now, p_now)
     on conflict do nothing;
     if found then
       return null;
@@ -1160,14 +1173,26 @@ CREATE OR REPLACE FUNCTION public.durable_open_descendants(p_run_id text)
  LANGUAGE sql
  STABLE
 AS $function$
+  select t.id, t.depth from durable_open_descendants(p_run_id, true) t
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_open_descendants(p_run_id text, p_with_followups boolean)
+ RETURNS TABLE(id text, depth integer)
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+begin
+  return query
   with recursive tree (id, depth) as (
-    select r.id, 1 from durable_runs r
+    select r.id::text, 1 from durable_runs r
      where r.parent_id = p_run_id and r.status in ('pending', 'running', 'waiting')
+       and (p_with_followups or r.followups is distinct from '{"followup": true}'::jsonb)
     union
-    select r.id, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
+    select r.id::text, t.depth + 1 from durable_runs r join tree t on r.parent_id = t.id
      where r.status in ('pending', 'running', 'waiting')
   )
-  select tree.id, max(tree.depth)::integer from tree group by tree.id
+  select tree.id, max(tree.depth)::integer from tree group by tree.id;
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_race_winner(p_run_id text, p_branches jsonb, p_deadline timestamp with time zone, p_now timestamp with time zone)
@@ -1562,6 +1587,57 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_start_followups()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_targets jsonb := new.followups -> new.status;
+  v_target jsonb;
+  v_n integer := 0;
+  v_id text;
+  v_now timestamptz;
+  v_ended jsonb;
+begin
+  -- The trigger's WHEN tests only followups (the cheapest test every status update of every run
+  -- pays: docs/sql.md, "Follow-ups"); the status change is tested here, for runs with followups.
+  if old.status is not distinct from new.status or jsonb_typeof(v_targets) is distinct from 'array' then
+    return null;
+  end if;
+  if current_setting('durable.continuing', true) = new.id then
+    return null;
+  end if;
+  v_now := durable_now();
+  v_ended := jsonb_build_object('id', new.id, 'workflow', new.workflow, 'status', new.status)
+             || case new.status when 'completed' then jsonb_build_object('output', new.output)
+                                when 'waiting' then '{}'::jsonb
+                                else jsonb_build_object('error', new.error) end;
+  for v_target in select t from jsonb_array_elements(v_targets) t loop
+    v_n := v_n + 1;
+    v_id := new.id || '~' || new.status || '~' || new.fence || '~' || v_n;
+    if length(v_id) > 255 then
+      v_id := left(new.id, 200) || '~' || md5(v_id);
+    end if;
+    if v_target ? 'webhook' then
+      insert into durable_runs (id, workflow, input, wake_at, parent_id, followups, created_at, updated_at)
+      values (v_id, 'durable.webhook',
+              jsonb_build_object('url', v_target ->> 'webhook', 'type', 'run.' || new.status,
+                                 'timestamp', v_now, 'data', v_ended),
+              v_now, new.id, '{"followup": true}', v_now, v_now)
+      on conflict do nothing;
+    else
+      insert into durable_runs (id, workflow, input, wake_at, version, deadline_at, parent_id, followups,
+                                created_at, updated_at)
+      values (v_id, v_target ->> 'workflow', v_ended, v_now, v_target ->> 'version',
+              v_now + (v_target ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
+              new.id, '{"followup": true}', v_now, v_now)
+      on conflict do nothing;
+    end if;
+  end loop;
+  return null;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_suspend_run(p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb)
  RETURNS boolean
  LANGUAGE sql
@@ -1608,15 +1684,21 @@ begin
     return false;
   end if;
 
-  insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                            parent_id, deadline_at)
-  select w -> 'start' ->> 'id', w -> 'start' ->> 'workflow', w -> 'start' -> 'input', v_now,
-         w -> 'start' ->> 'concurrency_key', w -> 'start' ->> 'singleton_key', w -> 'start' ->> 'version',
-         p_run_id,
-         least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline)
-    from jsonb_array_elements(p_waits) w
-   where w ? 'start'
-  on conflict do nothing;
+  -- Only with an invoke among the waits: the insert names followups (0017), and the set also runs
+  -- on a schema before it (tests/postgres/narrow-row-upgrade.test.ts), where plpgsql would fail
+  -- to plan it; a suspension without a child plans nothing more.
+  if exists (select 1 from jsonb_array_elements(p_waits) w where w ? 'start') then
+    insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                              parent_id, deadline_at, followups)
+    select w -> 'start' ->> 'id', w -> 'start' ->> 'workflow', w -> 'start' -> 'input', v_now,
+           w -> 'start' ->> 'concurrency_key', w -> 'start' ->> 'singleton_key', w -> 'start' ->> 'version',
+           p_run_id,
+           least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline),
+           w -> 'start' -> 'followups'
+      from jsonb_array_elements(p_waits) w
+     where w ? 'start'
+    on conflict do nothing;
+  end if;
 
   insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, started_at, updated_at,
                                   wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs)

@@ -52,6 +52,7 @@ export type ChildToStart = Pick<
   | "deadlineInMs"
   | "rateKey"
   | "priority"
+  | "followups"
 >;
 
 /**
@@ -95,6 +96,7 @@ function childJson(child: ChildToStart): string {
     deadline_in_ms: child.deadlineInMs == null ? null : Math.ceil(child.deadlineInMs),
     rate_key: child.rateKey ?? null,
     priority: child.priority ?? 0,
+    followups: child.followups ?? null,
   };
   return `${JSON.stringify(fields).slice(0, -1)},"input":${child.inputJson}}`;
 }

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { WaitingFor } from "../types";
+import type { Followups } from "./insert-run";
 import type { DurableDb } from "./tables";
 
 /**
@@ -34,6 +35,8 @@ export interface Wait {
     concurrency_key: string | null;
     singleton_key: string | null;
     deadline_in_ms: number | null;
+    /** What the child's end starts (0017). */
+    followups?: Followups | null;
   };
 }
 

@@ -59,6 +59,8 @@ export interface DurableRunsTable {
   /** `ctx.continueAsNew`: the successor this run ended into; on the successor, the run it continues (0015). */
   continued_as: string | null;
   continued_from: string | null;
+  /** What the run's end starts (0017): targets by status; {"followup": true} on a follow-up. */
+  followups: unknown | null;
 }
 
 export interface DurableStepsTable {

@@ -64,7 +64,7 @@ begin
   if p_children is distinct from 'keep' then
     perform pg_advisory_xact_lock(durable_children_lock(p_run_id));
     loop
-      v_new := array(select id from durable_open_descendants(p_run_id) t
+      v_new := array(select id from durable_open_descendants(p_run_id, false) t
                       where not (t.id = any (v_locked)) order by t.depth, t.id);
       exit when cardinality(v_new) = 0;
       foreach v_id in array v_new loop
@@ -72,7 +72,7 @@ begin
       end loop;
       v_locked := v_locked || v_new;
     end loop;
-    for v_child in select id from durable_open_descendants(p_run_id) t order by t.depth desc, t.id loop
+    for v_child in select id from durable_open_descendants(p_run_id, false) t order by t.depth desc, t.id loop
       perform durable_cancel_one(v_child.id, coalesce(p_reason, 'cancelled'), 'parent');
     end loop;
   end if;

@@ -6,7 +6,8 @@
 -- `successor` is { id, workflow, input, version, deadline_in_ms } as the engine prepared it (the
 -- input checked by the workflow's schema, the id derived from the run's). What carries over is
 -- read here from the run's row, under its lock: the concurrency, singleton and rate keys, the
--- priority, the tags and the parent. The end is durable_finish_run's (the held-back receipt and
+-- priority, the tags, the parent and the follow-ups (0017: the successor carries the run's hooks,
+-- and this run's end starts none of them; a run failed as 'taken' starts its onFailure ones). The end is durable_finish_run's (the held-back receipt and
 -- the metadata patches ride on it, the runs waiting on this one are woken), the insert
 -- durable_insert_child's. The singleton key passes without a window: the end frees it and the
 -- insert takes it in the same transaction, so a start racing them waits for the commit and finds
@@ -44,8 +45,16 @@ begin
   -- The clock is read after the lock: a wait for it must not let the end pass the owner's lease.
   v_now := durable_now();
   v_taken := exists (select 1 from durable_runs where id = v_next);
+  -- A run that continues hands its hooks (followups, 0017) to its successor: the end of the chain
+  -- starts them. durable_start_followups skips the run this names, for this transaction only.
+  if not v_taken and v_run.followups is not null then
+    perform set_config('durable.continuing', p_run_id, true);
+  end if;
   v_ended := durable_finish_run(p_run_id, p_fence, case when v_taken then 'failed' else 'completed' end, null,
                                 case when v_taken then p_taken_error end, p_warnings, p_step, v_now);
+  if not v_taken and v_run.followups is not null then
+    perform set_config('durable.continuing', '', true);
+  end if;
   if v_ended <> 'finished' then
     return v_ended;
   end if;
@@ -56,7 +65,7 @@ begin
   v_why := durable_insert_child(v_run.parent_id, p_successor || jsonb_build_object(
     'concurrency_key', v_run.concurrency_key, 'singleton_key', v_run.singleton_key,
     'rate_key', v_run.rate_key, 'priority', v_run.priority, 'tags', to_jsonb(v_run.tags),
-    'continued_from', p_run_id), v_now);
+    'continued_from', p_run_id, 'followups', v_run.followups), v_now);
   if v_why is not null then
     -- A run of that id committed after the check above (or a holder of the singleton key, which
     -- this run held until its end): roll the end back too; the next claim fails the run as taken.

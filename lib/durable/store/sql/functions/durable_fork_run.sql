@@ -14,7 +14,8 @@
 -- source. A completed invoke, race or signal wait is copied as it is: its receipt is the value
 -- the body saw, and the child, delivery or callback it came from stays the source's.
 --
--- The new run is pending and due now, with the source's tags (metadata starts empty: the body sets
+-- The new run is pending and due now, with the source's tags and follow-ups (0017: the hooks its
+-- end starts, those of the deploy that started the source; metadata starts empty: the body sets
 -- it again as it replays), attempts 0 (0012; it was 1 so that its first claim read the copied
 -- ledger, which let a fork skip its rate limit: the claim now reads a fork's ledger by
 -- forked_from), and forked_from / forked_from_step. Its first claim is a first start, counted and
@@ -54,11 +55,12 @@ begin
   end if;
 
   insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                            deadline_at, tags, attempts, forked_from, forked_from_step, priority, rate_key)
+                            deadline_at, tags, attempts, forked_from, forked_from_step, priority, rate_key,
+                            followups)
   values (p_id, v_source.workflow, v_source.input, v_now, v_source.concurrency_key,
           v_source.singleton_key, v_source.version,
           v_now + p_deadline_ms * interval '1 millisecond', v_source.tags, 0, p_source, p_from_step,
-          v_source.priority, v_source.rate_key)
+          v_source.priority, v_source.rate_key, v_source.followups)
   on conflict do nothing;
   if not found then
     select * into v_existing from durable_runs where id = p_id;

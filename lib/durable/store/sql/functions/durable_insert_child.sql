@@ -3,8 +3,8 @@
 -- lock, in the statement that records the step (docs/sql.md, "Child runs").
 --
 -- `start` is { id, workflow, input, version, concurrency_key, singleton_key, deadline_in_ms,
--- rate_key, priority } as the engine prepared it; a successor of ctx.continueAsNew
--- (durable_continue_run) adds `tags` and `continued_from`, and its parent is the continued run's
+-- rate_key, priority, followups } as the engine prepared it; a successor of ctx.continueAsNew
+-- (durable_continue_run) adds `tags` and `continued_from` and carries the run's `followups`, and its parent is the continued run's
 -- own (null for a root run). The child is pending and due now, with `parent_id` and the earlier
 -- of its own deadline and its parent's. Insert-if-absent on its id: a run that exists under that id with the same workflow and input is the child (a replay after a
 -- lost claim finds the one it started). Answers null when the child is there, else why it is not:
@@ -20,13 +20,15 @@ declare
 begin
   for v_try in 1..5 loop
     insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                              parent_id, deadline_at, rate_key, priority, tags, continued_from, created_at, updated_at)
+                              parent_id, deadline_at, rate_key, priority, tags, continued_from, followups,
+                              created_at, updated_at)
     values (p_start ->> 'id', p_start ->> 'workflow', p_start -> 'input', p_now,
             p_start ->> 'concurrency_key', p_start ->> 'singleton_key', p_start ->> 'version', p_parent_id,
             least(p_now + (p_start ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
                   (select p.deadline_at from durable_runs p where p.id = p_parent_id)),
             p_start ->> 'rate_key', coalesce((p_start ->> 'priority')::integer, 0),
-            array(select jsonb_array_elements_text(p_start -> 'tags')), p_start ->> 'continued_from', p_now, p_now)
+            array(select jsonb_array_elements_text(p_start -> 'tags')), p_start ->> 'continued_from',
+            p_start -> 'followups', p_now, p_now)
     on conflict do nothing;
     if found then
       return null;

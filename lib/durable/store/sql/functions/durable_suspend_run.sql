@@ -68,15 +68,21 @@ begin
     return false;
   end if;
 
-  insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
-                            parent_id, deadline_at)
-  select w -> 'start' ->> 'id', w -> 'start' ->> 'workflow', w -> 'start' -> 'input', v_now,
-         w -> 'start' ->> 'concurrency_key', w -> 'start' ->> 'singleton_key', w -> 'start' ->> 'version',
-         p_run_id,
-         least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline)
-    from jsonb_array_elements(p_waits) w
-   where w ? 'start'
-  on conflict do nothing;
+  -- Only with an invoke among the waits: the insert names followups (0017), and the set also runs
+  -- on a schema before it (tests/postgres/narrow-row-upgrade.test.ts), where plpgsql would fail
+  -- to plan it; a suspension without a child plans nothing more.
+  if exists (select 1 from jsonb_array_elements(p_waits) w where w ? 'start') then
+    insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                              parent_id, deadline_at, followups)
+    select w -> 'start' ->> 'id', w -> 'start' ->> 'workflow', w -> 'start' -> 'input', v_now,
+           w -> 'start' ->> 'concurrency_key', w -> 'start' ->> 'singleton_key', w -> 'start' ->> 'version',
+           p_run_id,
+           least(v_now + (w -> 'start' ->> 'deadline_in_ms')::bigint * interval '1 millisecond', v_deadline),
+           w -> 'start' -> 'followups'
+      from jsonb_array_elements(p_waits) w
+     where w ? 'start'
+    on conflict do nothing;
+  end if;
 
   insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, started_at, updated_at,
                                   wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs)

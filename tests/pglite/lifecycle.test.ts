@@ -1,0 +1,4 @@
+import { connect } from "@/lib/durable/drivers/connect";
+import { runLifecycleContract } from "../contract/lifecycle-contract";
+
+runLifecycleContract("PGlite", () => connect("memory://"));
