@@ -115,3 +115,19 @@ function arrayContains(container: readonly unknown[], contained: readonly unknow
       : container.some((element) => element === wanted),
   );
 }
+
+/** An event `match` (docs/guide/events.md) as JSON; InvalidInputError when it is not a plain JSON object. */
+export function checkEventMatch(match: unknown, what: string): Record<string, unknown> | undefined {
+  if (match === undefined) return undefined;
+  if (
+    match === null ||
+    typeof match !== "object" ||
+    Array.isArray(match) ||
+    Object.getPrototypeOf(match) !== Object.prototype
+  ) {
+    throw new InvalidInputError(`${what} is a plain JSON object the event's data must contain`);
+  }
+  const json = toJsonText(match, { limit: 64 * 1024 });
+  if (json === "{}" && Object.keys(match).length > 0) throw new InvalidInputError(`${what} holds no JSON value`);
+  return JSON.parse(json) as Record<string, unknown>;
+}

@@ -2,7 +2,7 @@
 // (docs/layout.md). It imports only library types, signal-types.ts and event-types.ts, which it re-exports.
 import type { Transaction } from "kysely";
 import type { z } from "zod";
-import type { EventSubscriber } from "./event-types";
+import type { EventSteps, EventSubscriber } from "./event-types";
 import type { Jsonified } from "./jsonified";
 import type {
   CallbackSchemas,
@@ -252,7 +252,7 @@ export interface WaitForOptions<T> {
 // biome-ignore lint/suspicious/noEmptyInterface: a wing's module augmentation fills it
 export interface WingSteps {}
 
-export interface StepApi<TSignals extends SignalSchemas = SignalSchemas> extends WingSteps {
+export interface StepApi<TSignals extends SignalSchemas = SignalSchemas> extends WingSteps, EventSteps {
   /** An external effect, at least once; use `s.externalKey` as the idempotency key. */
   run<T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions): Promise<Jsonified<T>>;
   /** A database effect: `fn`'s statements, the receipt and the fence check commit together, once. */

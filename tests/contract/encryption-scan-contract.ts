@@ -89,6 +89,13 @@ const subscriber = defineWorkflow({
   run: async (_ctx, input) => ({ got: input.secret.length }),
 });
 
+// Waits for an event: answered by the publish (parked first) or by its own read (since "run").
+const eventWaiter = defineWorkflow({
+  name: "enc-event-waiter",
+  input: z.object({ ticket: z.string() }),
+  run: (ctx, input) => ctx.step.waitForEvent("got", "enc.reply", { match: { ticket: input.ticket }, since: "run" }),
+});
+
 const parked = defineWorkflow({
   name: "enc-parked",
   input: z.object({}),
@@ -174,6 +181,18 @@ async function exerciseEverything(durable: Durable): Promise<void> {
   expect(await durable.advance(published.runs[0]!.id)).toBe("completed");
   expect((await durable.status(published.runs[0]!.id))!.output).toEqual({ got: MARK.event.length });
 
+  // Parked, then answered by the publish's statement; and answered by its own read of the events.
+  await durable.start(eventWaiter, { ticket: "t-parked" }, { id: "waiter-parked" });
+  expect(await durable.advance("waiter-parked")).toBe("waiting");
+  await durable.publish("enc.reply", { ticket: "t-parked", text: MARK.event }, { id: "enc-reply-1" });
+  expect(await durable.advance("waiter-parked")).toBe("completed");
+  expect((await durable.status("waiter-parked"))!.output).toEqual({ ticket: "t-parked", text: MARK.event });
+  await durable.start(eventWaiter, { ticket: "t-read" }, { id: "waiter-read" });
+  await durable.publish("enc.reply", { ticket: "t-read", text: MARK.event }, { id: "enc-reply-2" });
+  expect(await durable.advance("waiter-read")).toBe("waiting"); // its suspension finds the event: due now
+  expect(await durable.advance("waiter-read")).toBe("completed");
+  expect((await durable.status("waiter-read"))!.output).toEqual({ ticket: "t-read", text: MARK.event });
+
   const turn = await startChatTurn(durable, chat, { chatId: "chat-1", messages: [user("m1", MARK.chat)] });
   expect(await durable.advance(turn.runId)).toBe("completed");
   const history = await loadChat(durable, "chat-1");
@@ -192,7 +211,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       const encryption = keys ? { keys } : undefined;
       const durable = createDurable({
         db,
-        workflows: [everything, failing, parked, chat, streamer, subscriber],
+        workflows: [everything, failing, parked, chat, streamer, subscriber, eventWaiter],
         baseUrl: "https://app.example.com",
         encryption,
         log: () => {},

@@ -4,6 +4,6 @@ import { runGuideExamples } from "../helpers/guide-examples";
 runGuideExamples({
   title: "the programs of the events guide",
   page: "docs/guide/events.md",
-  examples: ["publish.mts", "outbox.mts"],
+  examples: ["publish.mts", "outbox.mts", "wait.mts"],
   imports: /from "durable-next\/testing";/,
 });

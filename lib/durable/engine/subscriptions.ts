@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { InvalidInputError } from "../errors";
 import type { EventMatch } from "../event-types";
-import { jsonContains, toJsonText } from "../json";
+import { checkEventMatch, jsonContains } from "../json";
 import { isStorableName, MAX_NAME_LENGTH, NAME_RULE } from "../names";
 import type { AnyWorkflow } from "../types";
 
@@ -21,26 +21,11 @@ export function validateSubscription(workflow: AnyWorkflow): void {
   const on = workflow.on as unknown;
   const event = typeof on === "string" ? on : (on as { event?: unknown } | null)?.event;
   if (!isStorableName(event)) throw new InvalidInputError(what);
-  if (typeof on === "object") checkMatch((on as { match?: unknown }).match, `workflow "${workflow.name}": on.match`);
+  if (typeof on === "object")
+    checkEventMatch((on as { match?: unknown }).match, `workflow "${workflow.name}": on.match`);
   if (workflow.debounce) {
     throw new InvalidInputError(`workflow "${workflow.name}": a workflow that debounces cannot subscribe to events`);
   }
-}
-
-/** Refuses a `match` that is not a plain JSON object (InvalidInputError); answers it as JSON. */
-export function checkMatch(match: unknown, what: string): EventMatch | undefined {
-  if (match === undefined) return undefined;
-  if (
-    match === null ||
-    typeof match !== "object" ||
-    Array.isArray(match) ||
-    Object.getPrototypeOf(match) !== Object.prototype
-  ) {
-    throw new InvalidInputError(`${what} is a plain JSON object the event's data must contain`);
-  }
-  const json = toJsonText(match, { limit: 64 * 1024 });
-  if (json === "{}" && Object.keys(match).length > 0) throw new InvalidInputError(`${what} holds no JSON value`);
-  return JSON.parse(json) as EventMatch;
 }
 
 /** A workflow's subscription, if it has one. */
@@ -48,7 +33,9 @@ export function subscriptionOf(workflow: AnyWorkflow): Subscription | undefined 
   const { on } = workflow;
   if (on === undefined) return undefined;
   if (typeof on === "string") return { event: on };
-  return on.match === undefined ? { event: on.event } : { event: on.event, match: checkMatch(on.match, "on.match") };
+  return on.match === undefined
+    ? { event: on.event }
+    : { event: on.event, match: checkEventMatch(on.match, "on.match") };
 }
 
 /** The workflows (the registry's newest version of each name) subscribed to event `name` with this data, by name. */

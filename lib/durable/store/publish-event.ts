@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { RunStateConflictError } from "../errors";
+import { InvalidInputError, RunStateConflictError } from "../errors";
 import { msOrNull, type RunToInsert } from "./insert-run";
 import type { Executor } from "./tables";
 
@@ -28,6 +28,7 @@ export interface PublishedEvent {
  * Inserts the event, its subscribers' runs and its deliveries to waiting event steps in one
  * statement (durable_publish), on `db` or on the app's transaction.
  * @throws RunStateConflictError when a run could not start because its singleton key is held
+ * @throws InvalidInputError when `db` is a transaction that is not read committed
  */
 export async function publishEvent(db: Executor, event: EventToPublish): Promise<PublishedEvent> {
   const runs = event.runs.map((run) => ({
@@ -49,9 +50,10 @@ export async function publishEvent(db: Executor, event: EventToPublish): Promise
     return typeof published === "string" ? JSON.parse(published) : published;
   } catch (error) {
     const message = error instanceof Error ? error.message : "";
-    if (message.startsWith("durable_publish: ")) {
+    if (message.startsWith("durable_publish: run ")) {
       throw new RunStateConflictError(`event "${event.id}": ${message.slice("durable_publish: ".length)}`);
     }
+    if (message.startsWith("durable_publish: ")) throw new InvalidInputError(message.slice("durable_publish: ".length));
     throw error;
   }
 }

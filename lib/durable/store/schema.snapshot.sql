@@ -1131,6 +1131,9 @@ AS $function$
            'completed_at', s.completed_at)
          || case when s.branches is not null
                  then jsonb_build_object('branches', s.branches, 'target_runs', to_jsonb(s.target_runs))
+                 else '{}'::jsonb end
+         || case when s.event_wait is not null
+                 then jsonb_build_object('event_wait', s.event_wait, 'signal_name', s.signal_name)
                  else '{}'::jsonb end order by s.seq, s.step_id), '[]'::jsonb)
     from durable_steps s where s.run_id = p_run_id
 $function$;
@@ -1203,6 +1206,12 @@ declare
   v_held text;
   v_wait record;
 begin
+  -- A snapshot older than the lock (repeatable read, serializable) could miss a wait a suspension
+  -- committed just before, which in turn did not see this event: refused.
+  if current_setting('transaction_isolation') <> 'read committed' then
+    raise exception 'durable_publish: the transaction is %; publish in a read committed one (the default)',
+      current_setting('transaction_isolation') using errcode = 'invalid_transaction_state';
+  end if;
   perform pg_advisory_xact_lock_shared(durable_event_lock(p_name));
   v_now := durable_now();
   insert into durable_app_events (id, name, data, source, created_at)
@@ -1674,7 +1683,21 @@ declare
   v_deadline timestamptz;
   v_step_ids text[] := array(select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
   v_targets text[];
+  v_event_names text[];
+  v_event_name text;
 begin
+  -- Before any row: the locks of the event names waited on, exclusive, in one order; then no
+  -- publish of them is in flight (durable_publish takes them shared).
+  v_event_names := array(
+    select distinct n from (
+      select w ->> 'signal_name' as n from jsonb_array_elements(p_waits) w where w ->> 'kind' = 'event'
+      union all
+      select s.signal_name from durable_steps s
+       where s.run_id = p_run_id and s.kind = 'event' and s.status = 'waiting' and s.step_id = any (v_step_ids)
+    ) x where n is not null order by n);
+  foreach v_event_name in array v_event_names loop
+    perform pg_advisory_xact_lock(durable_event_lock(v_event_name));
+  end loop;
   -- Before any row: a cascading cancel of this run either sees the children inserted below or
   -- moves the fence first (durable_children_lock; docs/sql.md, "Lock order").
   if exists (select 1 from jsonb_array_elements(p_waits) w where w ? 'start') then
@@ -1714,13 +1737,15 @@ begin
   on conflict do nothing;
 
   insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, started_at, updated_at,
-                                  wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs)
+                                  wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs,
+                                  event_wait)
   select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0, v_now, v_now,
          coalesce(v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond', r.wake_at),
          v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
          coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence, w ->> 'signal_name',
          r.branches,
-         case when w ? 'target_runs' then array(select jsonb_array_elements_text(w -> 'target_runs')) end
+         case when w ? 'target_runs' then array(select jsonb_array_elements_text(w -> 'target_runs')) end,
+         w -> 'event_wait'
     from jsonb_array_elements(p_waits) w
     left join lateral (
       select jsonb_agg(case when b ? 'wake_in_ms'
@@ -1762,6 +1787,14 @@ begin
                -- (waited in process by an earlier execution) wakes at that time.
                when s.status <> 'waiting' and s.kind in ('invoke', 'any') then v_now
                when s.status <> 'waiting' then least(s.wake_at, s.deadline_at)
+               -- An event the pass did not see, stored since the wait's since and before its deadline.
+               when s.kind = 'event' and exists (
+                      select 1 from durable_app_events e
+                       where e.name = s.signal_name and e.created_at >= (s.event_wait ->> 'since')::timestamptz
+                         and (s.deadline_at is null or e.created_at < s.deadline_at)
+                         and not coalesce((select w -> 'seen_events' from jsonb_array_elements(p_waits) w
+                                            where w ->> 'step_id' = s.step_id limit 1), '[]'::jsonb) ? e.id)
+                 then v_now
                when s.kind = 'signal' and exists (
                       select 1 from durable_signals g
                        where g.run_id = s.run_id and g.name = coalesce(s.signal_name, s.step_id)

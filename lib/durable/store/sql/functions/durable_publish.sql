@@ -1,7 +1,7 @@
 -- durable_publish(id, name, data, source, plain, runs): publish an event in one statement
 -- (docs/sql.md, "Migration 0016 and durable_publish"; docs/guide/events.md).
 --
--- Takes the event name's lock shared (pg_advisory_xact_lock_shared of durable_event_lock), then
+-- Refuses a transaction that is not read committed. Takes the event name's lock shared (pg_advisory_xact_lock_shared of durable_event_lock), then
 -- reads the clock: a suspension on a wait for this name takes the lock exclusive before it looks
 -- for events it has not seen (durable_suspend_run), so either this statement finds its waiting
 -- step or the suspension finds this event, whatever the order of the two commits.
@@ -29,6 +29,12 @@ declare
   v_held text;
   v_wait record;
 begin
+  -- A snapshot older than the lock (repeatable read, serializable) could miss a wait a suspension
+  -- committed just before, which in turn did not see this event: refused.
+  if current_setting('transaction_isolation') <> 'read committed' then
+    raise exception 'durable_publish: the transaction is %; publish in a read committed one (the default)',
+      current_setting('transaction_isolation') using errcode = 'invalid_transaction_state';
+  end if;
   perform pg_advisory_xact_lock_shared(durable_event_lock(p_name));
   v_now := durable_now();
   insert into durable_app_events (id, name, data, source, created_at)

@@ -28,6 +28,13 @@
 -- the wake-time query sees its delivery, or it waits for this commit and finds the run waiting.
 -- The owner recorded every step it started before it calls this. A wait row's started_at is
 -- v_now, the time its wake time and deadline are counted from.
+--
+-- Event waits (waitForEvent, 0016; docs/sql.md, "Function set 29: waiting for an event"): before
+-- any row, the lock of each event name waited on is taken exclusive (durable_event_lock, in name
+-- order), so every publish of those names in flight has ended. The run then wakes now when an event
+-- of the name was stored since the wait's `since` (and before its deadline) that the pass did not
+-- see (`seen_events`, the ids it read): either the publish found the step waiting and answered it,
+-- or this statement finds the event. A new event wait is written with its { match?, since }.
 
 create or replace function durable_suspend_run(
   p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb, p_metadata jsonb
@@ -39,7 +46,21 @@ declare
   v_deadline timestamptz;
   v_step_ids text[] := array(select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
   v_targets text[];
+  v_event_names text[];
+  v_event_name text;
 begin
+  -- Before any row: the locks of the event names waited on, exclusive, in one order; then no
+  -- publish of them is in flight (durable_publish takes them shared).
+  v_event_names := array(
+    select distinct n from (
+      select w ->> 'signal_name' as n from jsonb_array_elements(p_waits) w where w ->> 'kind' = 'event'
+      union all
+      select s.signal_name from durable_steps s
+       where s.run_id = p_run_id and s.kind = 'event' and s.status = 'waiting' and s.step_id = any (v_step_ids)
+    ) x where n is not null order by n);
+  foreach v_event_name in array v_event_names loop
+    perform pg_advisory_xact_lock(durable_event_lock(v_event_name));
+  end loop;
   -- Before any row: a cascading cancel of this run either sees the children inserted below or
   -- moves the fence first (durable_children_lock; docs/sql.md, "Lock order").
   if exists (select 1 from jsonb_array_elements(p_waits) w where w ? 'start') then
@@ -79,13 +100,15 @@ begin
   on conflict do nothing;
 
   insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, started_at, updated_at,
-                                  wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs)
+                                  wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs,
+                                  event_wait)
   select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0, v_now, v_now,
          coalesce(v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond', r.wake_at),
          v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
          coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence, w ->> 'signal_name',
          r.branches,
-         case when w ? 'target_runs' then array(select jsonb_array_elements_text(w -> 'target_runs')) end
+         case when w ? 'target_runs' then array(select jsonb_array_elements_text(w -> 'target_runs')) end,
+         w -> 'event_wait'
     from jsonb_array_elements(p_waits) w
     left join lateral (
       select jsonb_agg(case when b ? 'wake_in_ms'
@@ -127,6 +150,14 @@ begin
                -- (waited in process by an earlier execution) wakes at that time.
                when s.status <> 'waiting' and s.kind in ('invoke', 'any') then v_now
                when s.status <> 'waiting' then least(s.wake_at, s.deadline_at)
+               -- An event the pass did not see, stored since the wait's since and before its deadline.
+               when s.kind = 'event' and exists (
+                      select 1 from durable_app_events e
+                       where e.name = s.signal_name and e.created_at >= (s.event_wait ->> 'since')::timestamptz
+                         and (s.deadline_at is null or e.created_at < s.deadline_at)
+                         and not coalesce((select w -> 'seen_events' from jsonb_array_elements(p_waits) w
+                                            where w ->> 'step_id' = s.step_id limit 1), '[]'::jsonb) ? e.id)
+                 then v_now
                when s.kind = 'signal' and exists (
                       select 1 from durable_signals g
                        where g.run_id = s.run_id and g.name = coalesce(s.signal_name, s.step_id)
