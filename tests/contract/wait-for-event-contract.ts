@@ -128,6 +128,8 @@ export function runWaitForEventContract(label: string, open: () => Promise<Kysel
       await durable.start(payment, { orderId: "o-5", since: "run" }, { id: "p-5" });
       await durable.publish("payment.settled", { orderId: "o-4", amount: 4 }, { id: "early-4" });
       await durable.publish("payment.settled", { orderId: "o-5", amount: 5 }, { id: "early-5" });
+      // PGlite's clock ticks in milliseconds: an event of the claim's own instant counts as after it.
+      await durable.testing.advanceClock("1s");
       expect(await advance("p-4")).toBe("waiting");
       // p-5's suspension finds the event it did not see, and the run is due at once.
       expect(await advance("p-5")).toBe("waiting");

@@ -37,14 +37,15 @@ export async function waitForEvent<T>(
   if (host.stopping) return never();
   return traceWait(host, id, "event", isReclaim, async () => {
     if (!recorded?.eventWait) {
-      const since = options.since === "run" ? host.eventsFrom.run : host.eventsFrom.claim;
+      // "run": the suspension writes the run's created_at (exact, on the database clock).
+      const since = options.since === "run" ? "run" : host.claimTime;
       const wait: Wait = {
         step_id: id,
         seq,
         kind: "event",
         signal_name: eventName,
         deadline_in_ms: timeoutMs,
-        event_wait: { ...(match === undefined ? {} : { match }), since: since.toISOString() },
+        event_wait: { ...(match === undefined ? {} : { match }), since },
         seen_events: [],
       };
       return host.stop<T | null>({ kind: "suspend", waits: [wait], waitingFor: { kind: "event", name: eventName } });
@@ -62,7 +63,7 @@ async function replay(
   wait: NonNullable<StepRecord["eventWait"]>,
 ): Promise<EventReceipt> {
   const { deadlineAt } = recorded;
-  const events = await host.track(() => host.readEvents(wait.name, new Date(wait.since), deadlineAt));
+  const events = await host.track(() => host.readEvents(wait.name, wait.since, deadlineAt));
   const taken = events.find((event) => wait.match === undefined || jsonContains(event.data, wait.match));
   const expired = deadlineAt !== null && host.now() >= deadlineAt;
   if (taken || expired) {

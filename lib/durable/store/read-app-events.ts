@@ -8,16 +8,17 @@ export interface StoredAppEvent {
 }
 
 /**
- * The events of `name` stored at or after `since` and before `until` (none: no end), oldest first
+ * The events of `name` stored at or after `since` (a timestamptz's text, to the microsecond) and
+ * before `until` (none: no end), oldest first
  * (created_at, then id): what a replayed waitForEvent looks through (durable_app_events_by_name).
  */
 export async function readAppEvents(
   db: DurableDb,
   name: string,
-  since: Date,
+  since: string,
   until: Date | null,
 ): Promise<StoredAppEvent[]> {
-  const from = since.toISOString();
+  const from = since;
   const to = until?.toISOString() ?? null;
   const { rows } = await sql<StoredAppEvent>`
     select id, data from durable_app_events

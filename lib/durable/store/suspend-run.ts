@@ -16,7 +16,7 @@ export interface Wait {
   error?: unknown;
   /** A signal wait: the name it waits for (its step id may differ); an event wait: the event's name. */
   signal_name?: string;
-  /** A new event wait (0016): the JSON object the data must contain, and the time events count from. */
+  /** A new event wait (0016): the object its data must contain, the time events count from ("run": its start). */
   event_wait?: { match?: Record<string, unknown>; since: string };
   /** An event wait: the ids of the events the pass read, so the suspension wakes the run for any other. */
   seen_events?: string[];

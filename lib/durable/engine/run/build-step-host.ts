@@ -35,7 +35,7 @@ class ExecutionHost implements StepHost {
   readonly failpoint: StepHost["failpoint"];
   readonly compose: StepHost["compose"];
   readonly callbacks: StepHost["callbacks"];
-  readonly eventsFrom: StepHost["eventsFrom"];
+  readonly claimTime: string;
 
   constructor(
     private readonly exec: Execution,
@@ -59,7 +59,7 @@ class ExecutionHost implements StepHost {
     this.failpoint = failpointArmed() ? failpoint : null;
     this.compose = settings.compose;
     this.callbacks = exec.callbacks;
-    this.eventsFrom = { run: exec.claim.run.createdAt, claim: exec.claim.now };
+    this.claimTime = exec.claim.nowText ?? exec.claim.now.toISOString();
   }
 
   get stopping(): boolean {
@@ -166,7 +166,7 @@ class ExecutionHost implements StepHost {
     return this.exec.streams.writer(stepId);
   }
 
-  async readEvents(name: string, since: Date, until: Date | null) {
+  async readEvents(name: string, since: string, until: Date | null) {
     const { exec } = this;
     const events = await readAppEvents(exec.db, name, since, until);
     return Promise.all(

@@ -22,8 +22,10 @@ language sql stable as $$
          || case when s.branches is not null
                  then jsonb_build_object('branches', s.branches, 'target_runs', to_jsonb(s.target_runs))
                  else '{}'::jsonb end
-         || case when s.event_wait is not null
-                 then jsonb_build_object('event_wait', s.event_wait, 'signal_name', s.signal_name)
+         -- Read through to_jsonb(s), not s.event_wait: a sql function's body is checked when it is
+         -- created, and the set is also created over schemas older than 0016 (an upgrade's test).
+         || case when s.kind = 'event'
+                 then jsonb_build_object('event_wait', to_jsonb(s) -> 'event_wait', 'signal_name', s.signal_name)
                  else '{}'::jsonb end order by s.seq, s.step_id), '[]'::jsonb)
     from durable_steps s where s.run_id = p_run_id
 $$;

@@ -34,7 +34,8 @@
 -- order), so every publish of those names in flight has ended. The run then wakes now when an event
 -- of the name was stored since the wait's `since` (and before its deadline) that the pass did not
 -- see (`seen_events`, the ids it read): either the publish found the step waiting and answered it,
--- or this statement finds the event. A new event wait is written with its { match?, since }.
+-- or this statement finds the event. A new event wait is written with its { match?, since }
+-- (since "run": the run's created_at).
 
 create or replace function durable_suspend_run(
   p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb, p_metadata jsonb
@@ -44,6 +45,7 @@ declare
   v_now timestamptz := durable_now();
   v_wake timestamptz;
   v_deadline timestamptz;
+  v_created timestamptz;
   v_step_ids text[] := array(select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
   v_targets text[];
   v_event_names text[];
@@ -83,7 +85,7 @@ begin
                           metadata = case when p_metadata is null then metadata else metadata || p_metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
      and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
-  returning deadline_at into v_deadline;
+  returning deadline_at, created_at into v_deadline, v_created;
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'suspend');
     return false;
@@ -100,15 +102,13 @@ begin
   on conflict do nothing;
 
   insert into durable_steps as s (run_id, step_id, seq, kind, status, attempt, started_at, updated_at,
-                                  wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs,
-                                  event_wait)
+                                  wake_at, deadline_at, polls, error, fence, signal_name, branches, target_runs)
   select p_run_id, w ->> 'step_id', (w ->> 'seq')::int, w ->> 'kind', 'waiting', 0, v_now, v_now,
          coalesce(v_now + (w ->> 'wake_in_ms')::bigint * interval '1 millisecond', r.wake_at),
          v_now + (w ->> 'deadline_in_ms')::bigint * interval '1 millisecond',
          coalesce((w ->> 'polls')::int, 0), w -> 'error', p_fence, w ->> 'signal_name',
          r.branches,
-         case when w ? 'target_runs' then array(select jsonb_array_elements_text(w -> 'target_runs')) end,
-         w -> 'event_wait'
+         case when w ? 'target_runs' then array(select jsonb_array_elements_text(w -> 'target_runs')) end
     from jsonb_array_elements(p_waits) w
     left join lateral (
       select jsonb_agg(case when b ? 'wake_in_ms'
@@ -124,6 +124,18 @@ begin
     wake_at = excluded.wake_at, polls = excluded.polls, error = excluded.error,
     fence = excluded.fence, updated_at = v_now
   where s.kind = 'poll' and s.status = 'waiting';
+
+  -- A new event wait's { match?, since } (since "run": the run's created_at). A statement of its
+  -- own, run only when the suspension has event waits: plpgsql plans a statement when it first
+  -- runs, so on a schema before 0016 (an upgrade's runs in flight) the others work without it.
+  if cardinality(v_event_names) > 0 then
+    update durable_steps s
+       set event_wait = case when w -> 'event_wait' ->> 'since' = 'run'
+                             then jsonb_set(w -> 'event_wait', '{since}', to_jsonb(v_created)) else w -> 'event_wait' end
+      from jsonb_array_elements(p_waits) w
+     where s.run_id = p_run_id and s.step_id = w ->> 'step_id' and w ->> 'kind' = 'event'
+       and s.status = 'waiting' and s.event_wait is null;
+  end if;
 
   -- A race on a run that is not there (or an invoke whose id names someone else's run) fails now.
   update durable_steps s set status = 'failed', completed_at = v_now, updated_at = v_now,
@@ -150,14 +162,6 @@ begin
                -- (waited in process by an earlier execution) wakes at that time.
                when s.status <> 'waiting' and s.kind in ('invoke', 'any') then v_now
                when s.status <> 'waiting' then least(s.wake_at, s.deadline_at)
-               -- An event the pass did not see, stored since the wait's since and before its deadline.
-               when s.kind = 'event' and exists (
-                      select 1 from durable_app_events e
-                       where e.name = s.signal_name and e.created_at >= (s.event_wait ->> 'since')::timestamptz
-                         and (s.deadline_at is null or e.created_at < s.deadline_at)
-                         and not coalesce((select w -> 'seen_events' from jsonb_array_elements(p_waits) w
-                                            where w ->> 'step_id' = s.step_id limit 1), '[]'::jsonb) ? e.id)
-                 then v_now
                when s.kind = 'signal' and exists (
                       select 1 from durable_signals g
                        where g.run_id = s.run_id and g.name = coalesce(s.signal_name, s.step_id)
@@ -174,6 +178,21 @@ begin
     into v_wake
     from durable_steps s
    where s.run_id = p_run_id and s.step_id = any (v_step_ids);
+
+  -- An event the pass did not see, stored since a wait's since and before its deadline: due now.
+  -- (Two ifs: one condition is one query, planned whole, which would name the table before 0016.)
+  if cardinality(v_event_names) > 0 then
+    if exists (
+         select 1 from durable_steps s
+           join durable_app_events e
+             on e.name = s.signal_name and e.created_at >= (s.event_wait ->> 'since')::timestamptz
+                and (s.deadline_at is null or e.created_at < s.deadline_at)
+          where s.run_id = p_run_id and s.step_id = any (v_step_ids) and s.kind = 'event' and s.status = 'waiting'
+            and not coalesce((select w -> 'seen_events' from jsonb_array_elements(p_waits) w
+                               where w ->> 'step_id' = s.step_id limit 1), '[]'::jsonb) ? e.id) then
+      v_wake := v_now;
+    end if;
+  end if;
 
   update durable_runs set wake_at = least(coalesce(v_wake, 'infinity'), v_deadline) where id = p_run_id;
   return true;
