@@ -20,6 +20,7 @@
 //   npm run bench -- --priority-walk           the machine and section 11 (an idle claim over 20,000 waiting
 //                                              runs at distinct priorities, and at one) only
 //   npm run bench -- --encryption              the machine and section 12 (encryption at rest per step) only
+//   npm run bench -- --events                  the machine and section 13 (durable.publish, 1 and 10 subscribers) only
 import { dropCreatedDatabases } from "./bench/databases";
 import { loadAverage, machine } from "./bench/machine";
 import { table } from "./bench/report";
@@ -32,6 +33,7 @@ import { flowControlSection } from "./bench/flow-control";
 import { CLAIM_SAMPLES, FINISHED_RUNS, childrenSection, coreSections } from "./bench/core-sections";
 import { heading } from "./bench/section-heading";
 import { encryptionSection } from "./bench/encryption";
+import { eventsSection } from "./bench/events";
 import { parseOptions } from "./bench/options";
 import { scaleSection } from "./bench/scale-section";
 
@@ -98,6 +100,9 @@ try {
 
   // ── 12. Encryption at rest per step (scripts/bench/encryption.ts prints its table) ──
   if (all || options.only === "encryption") await encryptionSection(heading, table);
+
+  // ── 13. durable.publish with 1 and 10 subscribers (scripts/bench/events.ts prints its table) ──
+  if (all || options.only === "events") await eventsSection(heading, table);
 } finally {
   await dropCreatedDatabases();
 }

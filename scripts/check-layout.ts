@@ -25,6 +25,7 @@ const TOP_LEVEL = new Set([
   "types.ts",
   "signal-types.ts",
   "lifecycle-types.ts",
+  "event-types.ts",
   "jsonified.ts",
   "errors.ts",
   "duration.ts",

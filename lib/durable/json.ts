@@ -72,3 +72,62 @@ export function toJsonText(value: unknown, opts: JsonTextOptions): string {
 export function roundTrip<T>(value: T, opts: JsonTextOptions): unknown {
   return JSON.parse(toJsonText(value, opts));
 }
+
+/**
+ * Whether the JSON value `container` contains `contained`, as PostgreSQL's jsonb `@>` answers:
+ * an object contains an object whose every key it has with a value containing that key's value;
+ * an array contains an array whose every element is a scalar it has, or a container one of its
+ * containers contains; at the top level (only there) an array contains a scalar it has; scalars
+ * contain equal scalars. Both are plain JSON (JSON.parse's values). Matches events to `match`
+ * (docs/guide/events.md), in process where the stored data is sealed.
+ */
+export function jsonContains(container: unknown, contained: unknown): boolean {
+  const outerObject = isJsonObject(container);
+  if (outerObject !== isJsonObject(contained)) return false;
+  if (outerObject) return containsValue(container, contained);
+  if (!Array.isArray(container) && Array.isArray(contained)) return false;
+  return arrayContains(
+    Array.isArray(container) ? container : [container],
+    Array.isArray(contained) ? contained : [contained],
+  );
+}
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** Below the top level: a container contains only a container of its own kind; a scalar an equal scalar. */
+function containsValue(container: unknown, contained: unknown): boolean {
+  if (isJsonObject(container)) {
+    if (!isJsonObject(contained)) return false;
+    return Object.keys(contained).every(
+      (key) => Object.hasOwn(container, key) && containsValue(container[key], contained[key]),
+    );
+  }
+  if (Array.isArray(container)) return Array.isArray(contained) && arrayContains(container, contained);
+  if (isJsonObject(contained) || Array.isArray(contained)) return false;
+  return container === contained;
+}
+
+function arrayContains(container: readonly unknown[], contained: readonly unknown[]): boolean {
+  return contained.every((wanted) =>
+    wanted !== null && typeof wanted === "object"
+      ? container.some((element) => element !== null && typeof element === "object" && containsValue(element, wanted))
+      : container.some((element) => element === wanted),
+  );
+}
+
+/** An event `match` (docs/guide/events.md) as JSON; InvalidInputError when it is not a plain JSON object. */
+export function checkEventMatch(match: unknown, what: string): Record<string, unknown> | undefined {
+  if (match === undefined) return undefined;
+  if (
+    match === null ||
+    typeof match !== "object" ||
+    Array.isArray(match) ||
+    Object.getPrototypeOf(match) !== Object.prototype
+  ) {
+    throw new InvalidInputError(`${what} is a plain JSON object the event's data must contain`);
+  }
+  const json = toJsonText(match, { limit: 64 * 1024 });
+  if (json === "{}" && Object.keys(match).length > 0) throw new InvalidInputError(`${what} holds no JSON value`);
+  return JSON.parse(json) as Record<string, unknown>;
+}

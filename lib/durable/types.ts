@@ -1,8 +1,8 @@
-// The types every layer shares (a workflow, its context, the step API and its options), apart from the code that
-// implements them so that no two files import each other (docs/layout.md). It imports only types from libraries,
-// and the signals' types from signal-types.ts, which it re-exports.
+// The types every layer shares (a workflow, its context, the step API), apart from the code that implements them
+// (docs/layout.md). It imports only library types, signal-types.ts and event-types.ts, which it re-exports.
 import type { Transaction } from "kysely";
 import type { z } from "zod";
+import type { EventSteps, EventSubscriber } from "./event-types";
 import type { Jsonified } from "./jsonified";
 import type { LifecycleHooks } from "./lifecycle-types";
 import type {
@@ -14,8 +14,8 @@ import type {
   SignalSchemas,
 } from "./signal-types";
 
-export type { CallbackSchemas, NoSignals, SignalName, SignalOutput, SignalPayload, SignalSchemas };
-export type { Jsonified };
+export type { CallbackSchemas, Jsonified, NoSignals, SignalName, SignalOutput, SignalPayload, SignalSchemas };
+export type * from "./event-types";
 
 /**
  * A length of time: milliseconds as a number, or a string `<number><unit>` with unit
@@ -40,12 +40,13 @@ export type StepKind =
   | "any"
   /** A callback URL made (`ctx.step.callback`). */
   | "callback"
-  | "patch"; // a patch's marker (ctx.patched)
+  | "patch" // a patch's marker (ctx.patched)
+  | "event"; // ctx.step.waitForEvent
 export type StepState = "running" | "waiting" | "completed" | "failed";
 /** What a waiting run waits for, as `RunStatus.waitingFor` shows it. */
 export type WaitingFor = {
   /** "run": a child run (`invoke`, the first when several); "any": a race; "callback": a callback URL. */
-  kind: "signal" | "sleep" | "poll" | "retry" | "run" | "any" | "callback";
+  kind: "signal" | "sleep" | "poll" | "retry" | "run" | "any" | "callback" | "event";
   name: string;
 };
 
@@ -62,7 +63,8 @@ export type OutputOf<W extends AnyWorkflow> = W extends Workflow<any, infer O, a
 export type SignalsOf<W extends AnyWorkflow> = W extends Workflow<any, any, infer S> ? S : SignalSchemas;
 
 export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas>
-  extends LifecycleHooks {
+  extends LifecycleHooks,
+    EventSubscriber {
   /** Unique among the workflows of one `createDurable` (with `version`: per version); stored on every run. */
   name: string;
   /**
@@ -252,7 +254,7 @@ export interface WaitForOptions<T> {
 // biome-ignore lint/suspicious/noEmptyInterface: a wing's module augmentation fills it
 export interface WingSteps {}
 
-export interface StepApi<TSignals extends SignalSchemas = SignalSchemas> extends WingSteps {
+export interface StepApi<TSignals extends SignalSchemas = SignalSchemas> extends WingSteps, EventSteps {
   /** An external effect, at least once; use `s.externalKey` as the idempotency key. */
   run<T>(id: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions): Promise<Jsonified<T>>;
   /** A database effect: `fn`'s statements, the receipt and the fence check commit together, once. */

@@ -12,7 +12,8 @@ type Section =
   | "operations"
   | "flow"
   | "priority-walk"
-  | "encryption";
+  | "encryption"
+  | "events";
 const SECTIONS: readonly Section[] = [
   "core",
   "children",
@@ -24,6 +25,7 @@ const SECTIONS: readonly Section[] = [
   "flow",
   "priority-walk",
   "encryption",
+  "events",
 ];
 
 interface Options {
@@ -39,7 +41,7 @@ interface Options {
  * `--core` (sections 1–4 only), `--children` (section 1's parent of 10 children only), `--scale`
  * (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only), `--peers`
  * (section 8 only), `--operations` (section 9 only), `--flow` (section 10 only), `--priority-walk`
- * (section 11 only), `--encryption` (section 12 only), `--scale-runs N`,
+ * (section 11 only), `--encryption` (section 12 only), `--events` (section 13 only), `--scale-runs N`,
  * and for section 8 `--peer-jobs N`, `--peer-rounds N` and `--rtt <ms>`; anything else is refused.
  */
 export function parseOptions(args: string[]): Options {
@@ -82,7 +84,7 @@ export function parseOptions(args: string[]): Options {
       console.error(
         `unknown option ${arg}: npm run bench ` +
           "[-- --core | --children | --scale | --tracing | --retention | --peers | --operations | --flow | " +
-          "--priority-walk | --encryption] " +
+          "--priority-walk | --encryption | --events] " +
           "[--scale-runs N] [--peer-jobs N] [--peer-rounds N] [--rtt <ms>]",
       );
       process.exit(2);

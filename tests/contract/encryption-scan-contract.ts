@@ -41,6 +41,7 @@ const MARK = {
   runError: `RUNERRORmark${tag}`,
   cancel: `CANCELmark${tag}`,
   chat: `CHATmark${tag}`,
+  event: `EVENTmark${tag}`,
 };
 const markers = Object.values(MARK);
 
@@ -91,6 +92,21 @@ const failing = defineWorkflow({
       throw new FatalStepError(`the run failed: ${MARK.runError}`);
     });
   },
+});
+
+// An event's data: stored with the event, as the run's input, and (waitForEvent) as a receipt.
+const subscriber = defineWorkflow({
+  name: "enc-subscriber",
+  on: "enc.event",
+  input: z.object({ secret: z.string() }),
+  run: async (_ctx, input) => ({ got: input.secret.length }),
+});
+
+// Waits for an event: answered by the publish (parked first) or by its own read (since "run").
+const eventWaiter = defineWorkflow({
+  name: "enc-event-waiter",
+  input: z.object({ ticket: z.string() }),
+  run: (ctx, input) => ctx.step.waitForEvent("got", "enc.reply", { match: { ticket: input.ticket }, since: "run" }),
 });
 
 const parked = defineWorkflow({
@@ -184,6 +200,23 @@ async function exerciseEverything(durable: Durable): Promise<void> {
     expect(JSON.stringify(saw.output ?? saw.error)).toContain(marker);
   }
 
+  const published = await durable.publish("enc.event", { secret: MARK.event }, { id: "enc-event-1" });
+  expect(published.runs).toEqual([{ workflow: "enc-subscriber", id: "event:enc-subscriber/enc-event-1" }]);
+  expect(await durable.advance(published.runs[0]!.id)).toBe("completed");
+  expect((await durable.status(published.runs[0]!.id))!.output).toEqual({ got: MARK.event.length });
+
+  // Parked, then answered by the publish's statement; and answered by its own read of the events.
+  await durable.start(eventWaiter, { ticket: "t-parked" }, { id: "waiter-parked" });
+  expect(await durable.advance("waiter-parked")).toBe("waiting");
+  await durable.publish("enc.reply", { ticket: "t-parked", text: MARK.event }, { id: "enc-reply-1" });
+  expect(await durable.advance("waiter-parked")).toBe("completed");
+  expect((await durable.status("waiter-parked"))!.output).toEqual({ ticket: "t-parked", text: MARK.event });
+  await durable.start(eventWaiter, { ticket: "t-read" }, { id: "waiter-read" });
+  await durable.publish("enc.reply", { ticket: "t-read", text: MARK.event }, { id: "enc-reply-2" });
+  expect(await durable.advance("waiter-read")).toBe("waiting"); // its suspension finds the event: due now
+  expect(await durable.advance("waiter-read")).toBe("completed");
+  expect((await durable.status("waiter-read"))!.output).toEqual({ ticket: "t-read", text: MARK.event });
+
   const turn = await startChatTurn(durable, chat, { chatId: "chat-1", messages: [user("m1", MARK.chat)] });
   expect(await durable.advance(turn.runId)).toBe("completed");
   const history = await loadChat(durable, "chat-1");
@@ -202,7 +235,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       const encryption = keys ? { keys } : undefined;
       const durable = createDurable({
         db,
-        workflows: [everything, failing, parked, chat, streamer, ended],
+        workflows: [everything, failing, parked, chat, streamer, ended, subscriber, eventWaiter],
         baseUrl: "https://app.example.com",
         encryption,
         log: () => {},
@@ -234,6 +267,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
         "durable_stream_chunks.data",
         "durable_events.data",
         "durable_chats.chat_id",
+        "durable_app_events.data",
       ]) {
         expect(columns).toContain(column);
       }

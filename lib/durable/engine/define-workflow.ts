@@ -5,6 +5,7 @@ import { isStorableName, NAME_RULE } from "../names";
 import type { Followups } from "../store";
 import type { AnyWorkflow, NoSignals, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
 import { validateFlowControl } from "./flow-control";
+import { validateSubscription } from "./subscriptions";
 import { validateSchedule } from "./schedules";
 
 /**
@@ -56,6 +57,7 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   validateSchedule(definition as AnyWorkflow);
   validateFlowControl(definition as AnyWorkflow);
   validateLifecycleHooks(definition as AnyWorkflow);
+  validateSubscription(definition as AnyWorkflow);
   return Object.freeze({ ...definition });
 }
 

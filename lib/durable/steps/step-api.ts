@@ -1,9 +1,10 @@
 import type { StepHost } from "../engine/run/step-host";
 import type { StepMember } from "../engine/wings";
-import type { CallbackSchemas, StepApi, WingSteps } from "../types";
+import type { CallbackSchemas, StepApi, WaitForEventOptions, WingSteps } from "../types";
 import { createCallbackSteps } from "./callback-steps";
 import { createChildSteps } from "./child-steps";
 import { createEffectSteps } from "./effect-steps";
+import { waitForEvent } from "./event-step";
 import { never } from "./never";
 import { createRaceStep } from "./race-step";
 import { type CarriesTxWith, TX_WITH } from "./tx-step";
@@ -48,6 +49,9 @@ export function createStepApi(
     waitForAny: afterFlush(createRaceStep(host)) as StepApi["waitForAny"],
     callback: afterFlush(callbacks.callback) as StepApi["callback"],
     waitForCallback: afterFlush(callbacks.waitForCallback) as StepApi["waitForCallback"],
+    waitForEvent: afterFlush((id: string, name: string, options?: WaitForEventOptions) =>
+      waitForEvent(host, id, name, options),
+    ) as StepApi["waitForEvent"],
   };
   // The wings' members (`ai`): each of their steps is flushed-after too (a map's items one by one).
   const parts = {

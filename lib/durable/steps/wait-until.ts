@@ -30,7 +30,7 @@ export async function waitUntil(
 export function traceWait<T>(
   host: StepHost,
   id: string,
-  kind: "sleep" | "signal" | "poll" | "invoke" | "any",
+  kind: "sleep" | "signal" | "poll" | "invoke" | "any" | "event",
   isReclaim: boolean,
   fn: () => Promise<T>,
 ): Promise<T> {

@@ -10,6 +10,8 @@ export interface ClaimedRun {
   healed: boolean;
   /** The database clock at the claim. */
   now: Date;
+  /** The same, as the server wrote it (to the microsecond): where a new event wait counts from. */
+  nowText?: string;
   /** The oldest deliveries no wait has taken yet, oldest first (at most 100). */
   mailbox: MailboxEntry[];
 }
@@ -114,6 +116,7 @@ export function toClaimedRun(claimed: RowObject | null): ClaimedRun | null {
     steps: (claimed.steps as RowObject[]).map(toStepRecord),
     healed: Boolean(claimed.healed),
     now: new Date(claimed.now),
+    nowText: String(claimed.now),
     mailbox: ((claimed.mailbox ?? []) as RowObject[]).map((entry) => ({
       seq: Number(entry.seq),
       name: entry.name,

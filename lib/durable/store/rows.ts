@@ -58,6 +58,8 @@ export interface StepRecord {
   /** A race's branches as stored (sleep branches with their wake time), and the runs it waits on. */
   branches?: RaceBranchRow[];
   targetRuns?: string[];
+  /** An event wait (0016): the name, and { match?, since } as stored. */
+  eventWait?: { name: string; match?: Record<string, unknown>; since: string };
 }
 
 /** A stored branch of a race: its name and one of signal, wake_at, run, callback. */
@@ -132,5 +134,6 @@ export function toStepRecord(row: RowObject): StepRecord {
     startedAt: date(row.started_at),
     completedAt: date(row.completed_at),
     ...(row.branches ? { branches: row.branches, targetRuns: row.target_runs ?? [] } : {}),
+    ...(row.event_wait ? { eventWait: { ...row.event_wait, name: row.signal_name } } : {}),
   };
 }

@@ -13,9 +13,21 @@ alter domain durable_run_status add constraint durable_run_status_check CHECK ((
 create domain durable_run_tags as text[];
 alter domain durable_run_tags add constraint durable_run_tags_check CHECK ((cardinality(VALUE) <= 10));
 create domain durable_step_kind as text;
-alter domain durable_step_kind add constraint durable_step_kind_check CHECK ((VALUE = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text, 'invoke'::text, 'start'::text, 'any'::text, 'callback'::text, 'patch'::text]))) NOT VALID;
+alter domain durable_step_kind add constraint durable_step_kind_check CHECK ((VALUE = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text, 'invoke'::text, 'start'::text, 'any'::text, 'callback'::text, 'patch'::text, 'event'::text]))) NOT VALID;
 create domain durable_step_status as text;
 alter domain durable_step_status add constraint durable_step_status_check CHECK ((VALUE = ANY (ARRAY['running'::text, 'waiting'::text, 'completed'::text, 'failed'::text])));
+
+create table durable_app_events (
+  id durable_name not null,
+  name durable_name not null,
+  data jsonb not null,
+  source durable_name,
+  created_at timestamp with time zone not null default durable_now()
+);
+alter table durable_app_events add constraint durable_app_events_pkey PRIMARY KEY (id);
+CREATE INDEX durable_app_events_by_age ON public.durable_app_events USING btree (created_at);
+CREATE INDEX durable_app_events_by_name ON public.durable_app_events USING btree (name, created_at);
+CREATE UNIQUE INDEX durable_app_events_pkey ON public.durable_app_events USING btree (id);
 
 create table durable_callbacks (
   id text not null,
@@ -201,10 +213,12 @@ create table durable_steps (
   signal_name text,
   result_bytes integer,
   branches jsonb,
-  target_runs text[]
+  target_runs text[],
+  event_wait jsonb
 );
 alter table durable_steps add constraint durable_steps_pkey PRIMARY KEY (run_id, step_id);
 alter table durable_steps add constraint durable_steps_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs(id) ON DELETE CASCADE;
+CREATE INDEX durable_steps_event_waits ON public.durable_steps USING btree (signal_name) WHERE (((kind)::text = 'event'::text) AND ((status)::text = 'waiting'::text));
 CREATE UNIQUE INDEX durable_steps_pkey ON public.durable_steps USING btree (run_id, step_id);
 CREATE INDEX durable_steps_waiting_on_runs ON public.durable_steps USING gin (target_runs) WHERE ((status)::text = 'waiting'::text);
 
@@ -853,6 +867,14 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_event_lock(p_name text)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select hashtextextended('durable_app_event:' || p_name, 0)
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_fail_unknown_versions(p_versions jsonb, p_limit integer)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -1122,6 +1144,11 @@ AS $function$
            'completed_at', s.completed_at)
          || case when s.branches is not null
                  then jsonb_build_object('branches', s.branches, 'target_runs', to_jsonb(s.target_runs))
+                 else '{}'::jsonb end
+         -- Read through to_jsonb(s), not s.event_wait: a sql function's body is checked when it is
+         -- created, and the set is also created over schemas older than 0016 (an upgrade's test).
+         || case when s.kind = 'event'
+                 then jsonb_build_object('event_wait', to_jsonb(s) -> 'event_wait', 'signal_name', s.signal_name)
                  else '{}'::jsonb end order by s.seq, s.step_id), '[]'::jsonb)
     from durable_steps s where s.run_id = p_run_id
 $function$;
@@ -1193,6 +1220,85 @@ begin
   )
   select tree.id, max(tree.depth)::integer from tree group by tree.id;
 end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_publish(p_id text, p_name text, p_data jsonb, p_source text, p_plain jsonb, p_runs jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_now timestamptz;
+  v_name text;
+  v_ids text[] := array(select r ->> 'id' from jsonb_array_elements(p_runs) r);
+  v_held text;
+  v_wait record;
+begin
+  -- A snapshot older than the lock (repeatable read, serializable) could miss a wait a suspension
+  -- committed just before, which in turn did not see this event: refused.
+  if current_setting('transaction_isolation') <> 'read committed' then
+    raise exception 'durable_publish: the transaction is %; publish in a read committed one (the default)',
+      current_setting('transaction_isolation') using errcode = 'invalid_transaction_state';
+  end if;
+  perform pg_advisory_xact_lock_shared(durable_event_lock(p_name));
+  v_now := durable_now();
+  insert into durable_app_events (id, name, data, source, created_at)
+  values (p_id, p_name, p_data, p_source, v_now)
+  on conflict (id) do nothing
+  returning name into v_name;
+  if not found then
+    select name into v_name from durable_app_events where id = p_id;
+    return jsonb_build_object('created', false, 'name', v_name, 'runs', durable_publish_runs(v_ids));
+  end if;
+
+  with given as (
+    select r ->> 'id' as id, r ->> 'workflow' as workflow, r -> 'input' as input, r ->> 'version' as version,
+           r ->> 'concurrency_key' as concurrency_key, r ->> 'singleton_key' as singleton_key,
+           r ->> 'rate_key' as rate_key, coalesce((r ->> 'priority')::int, 0) as priority,
+           (r ->> 'deadline_in_ms')::bigint as deadline_in_ms, nullif(r -> 'followups', 'null') as followups, n
+      from jsonb_array_elements(p_runs) with ordinality as x (r, n)
+  )
+  insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                            deadline_at, rate_key, priority, followups, created_at, updated_at)
+  select id, workflow, input, v_now, concurrency_key, singleton_key, version,
+         v_now + deadline_in_ms * interval '1 millisecond', rate_key, priority, followups, v_now, v_now
+    from given order by n
+  on conflict do nothing;
+  select i into v_held from unnest(v_ids) i where not exists (select 1 from durable_runs r where r.id = i) limit 1;
+  if v_held is not null then
+    raise exception 'durable_publish: run "%" was not started: another run of its workflow holds its singleton key',
+      v_held using errcode = 'unique_violation';
+  end if;
+
+  for v_wait in
+    select s.run_id, s.step_id from durable_steps s
+     where s.kind = 'event' and s.status = 'waiting' and s.signal_name = p_name
+       and (s.event_wait ->> 'since')::timestamptz <= v_now
+       and (s.deadline_at is null or s.deadline_at > v_now)
+       and (not (s.event_wait ? 'match') or p_plain @> (s.event_wait -> 'match'))
+     order by s.run_id, s.step_id
+  loop
+    perform 1 from durable_runs where id = v_wait.run_id and status = 'waiting' for update;
+    continue when not found;
+    update durable_steps set status = 'completed', completed_at = v_now, updated_at = v_now,
+                             result = jsonb_build_object('data', p_data, 'eventId', p_id),
+                             result_bytes = octet_length(p_plain::text)
+     where run_id = v_wait.run_id and step_id = v_wait.step_id and status = 'waiting';
+    if found then
+      update durable_runs set wake_at = v_now, updated_at = v_now where id = v_wait.run_id;
+    end if;
+  end loop;
+  return jsonb_build_object('created', true, 'name', p_name, 'runs', durable_publish_runs(v_ids));
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_publish_runs(p_ids text[])
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'workflow', r.workflow) order by x.n), '[]'::jsonb)
+    from unnest(p_ids) with ordinality as x (id, n)
+    join durable_runs r on r.id = x.id
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_race_winner(p_run_id text, p_branches jsonb, p_deadline timestamp with time zone, p_now timestamp with time zone)
@@ -1653,9 +1759,24 @@ declare
   v_now timestamptz := durable_now();
   v_wake timestamptz;
   v_deadline timestamptz;
+  v_created timestamptz;
   v_step_ids text[] := array(select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
   v_targets text[];
+  v_event_names text[];
+  v_event_name text;
 begin
+  -- Before any row: the locks of the event names waited on, exclusive, in one order; then no
+  -- publish of them is in flight (durable_publish takes them shared).
+  v_event_names := array(
+    select distinct n from (
+      select w ->> 'signal_name' as n from jsonb_array_elements(p_waits) w where w ->> 'kind' = 'event'
+      union all
+      select s.signal_name from durable_steps s
+       where s.run_id = p_run_id and s.kind = 'event' and s.status = 'waiting' and s.step_id = any (v_step_ids)
+    ) x where n is not null order by n);
+  foreach v_event_name in array v_event_names loop
+    perform pg_advisory_xact_lock(durable_event_lock(v_event_name));
+  end loop;
   -- Before any row: a cascading cancel of this run either sees the children inserted below or
   -- moves the fence first (durable_children_lock; docs/sql.md, "Lock order").
   if exists (select 1 from jsonb_array_elements(p_waits) w where w ? 'start') then
@@ -1678,7 +1799,7 @@ begin
                           metadata = case when p_metadata is null then metadata else metadata || p_metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
      and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
-  returning deadline_at into v_deadline;
+  returning deadline_at, created_at into v_deadline, v_created;
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'suspend');
     return false;
@@ -1724,6 +1845,18 @@ begin
     fence = excluded.fence, updated_at = v_now
   where s.kind = 'poll' and s.status = 'waiting';
 
+  -- A new event wait's { match?, since } (since "run": the run's created_at). A statement of its
+  -- own, run only when the suspension has event waits: plpgsql plans a statement when it first
+  -- runs, so on a schema before 0016 (an upgrade's runs in flight) the others work without it.
+  if cardinality(v_event_names) > 0 then
+    update durable_steps s
+       set event_wait = case when w -> 'event_wait' ->> 'since' = 'run'
+                             then jsonb_set(w -> 'event_wait', '{since}', to_jsonb(v_created)) else w -> 'event_wait' end
+      from jsonb_array_elements(p_waits) w
+     where s.run_id = p_run_id and s.step_id = w ->> 'step_id' and w ->> 'kind' = 'event'
+       and s.status = 'waiting' and s.event_wait is null;
+  end if;
+
   -- A race on a run that is not there (or an invoke whose id names someone else's run) fails now.
   update durable_steps s set status = 'failed', completed_at = v_now, updated_at = v_now,
     error = case when w ? 'start' then jsonb_build_object(
@@ -1765,6 +1898,21 @@ begin
     into v_wake
     from durable_steps s
    where s.run_id = p_run_id and s.step_id = any (v_step_ids);
+
+  -- An event the pass did not see, stored since a wait's since and before its deadline: due now.
+  -- (Two ifs: one condition is one query, planned whole, which would name the table before 0016.)
+  if cardinality(v_event_names) > 0 then
+    if exists (
+         select 1 from durable_steps s
+           join durable_app_events e
+             on e.name = s.signal_name and e.created_at >= (s.event_wait ->> 'since')::timestamptz
+                and (s.deadline_at is null or e.created_at < s.deadline_at)
+          where s.run_id = p_run_id and s.step_id = any (v_step_ids) and s.kind = 'event' and s.status = 'waiting'
+            and not coalesce((select w -> 'seen_events' from jsonb_array_elements(p_waits) w
+                               where w ->> 'step_id' = s.step_id limit 1), '[]'::jsonb) ? e.id) then
+      v_wake := v_now;
+    end if;
+  end if;
 
   update durable_runs set wake_at = least(coalesce(v_wake, 'infinity'), v_deadline) where id = p_run_id;
   return true;

@@ -10,13 +10,17 @@ import type { DurableDb } from "./tables";
 export interface Wait {
   step_id: string;
   seq?: number;
-  kind?: "sleep" | "signal" | "poll" | "invoke" | "any";
+  kind?: "sleep" | "signal" | "poll" | "invoke" | "any" | "event";
   wake_in_ms?: number | null;
   deadline_in_ms?: number | null;
   polls?: number;
   error?: unknown;
-  /** A signal wait: the name it waits for (its step id may differ). */
+  /** A signal wait: the name it waits for (its step id may differ); an event wait: the event's name. */
   signal_name?: string;
+  /** A new event wait (0016): the object its data must contain, the time events count from ("run": its start). */
+  event_wait?: { match?: Record<string, unknown>; since: string };
+  /** An event wait: the ids of the events the pass read, so the suspension wakes the run for any other. */
+  seen_events?: string[];
   /** A race: its branches (a sleep branch as wake_in_ms, a date as wake_at) and the runs it waits on. */
   branches?: ({ name: string } & (
     | { signal: string }

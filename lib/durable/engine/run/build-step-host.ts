@@ -5,6 +5,7 @@ import {
   type Executor,
   heartbeatRun,
   insertEvent,
+  readAppEvents,
   type StepOutcome,
   type StepRecord,
 } from "../../store";
@@ -34,6 +35,7 @@ class ExecutionHost implements StepHost {
   readonly failpoint: StepHost["failpoint"];
   readonly compose: StepHost["compose"];
   readonly callbacks: StepHost["callbacks"];
+  readonly claimTime: string;
 
   constructor(
     private readonly exec: Execution,
@@ -57,6 +59,7 @@ class ExecutionHost implements StepHost {
     this.failpoint = failpointArmed() ? failpoint : null;
     this.compose = settings.compose;
     this.callbacks = exec.callbacks;
+    this.claimTime = exec.claim.nowText ?? exec.claim.now.toISOString();
   }
 
   get stopping(): boolean {
@@ -161,6 +164,14 @@ class ExecutionHost implements StepHost {
 
   stream(stepId: string) {
     return this.exec.streams.writer(stepId);
+  }
+
+  async readEvents(name: string, since: string, until: Date | null) {
+    const { exec } = this;
+    const events = await readAppEvents(exec.db, name, since, until);
+    return Promise.all(
+      events.map(async (event) => ({ id: event.id, data: await exec.settings.codec.open(event.data) })),
+    );
   }
 
   takeDelivery(name: string) {

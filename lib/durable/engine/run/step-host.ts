@@ -117,6 +117,8 @@ export interface StepHost {
   readonly stopReason: Stop | null;
   /** Whether a wait reached now may still join the stop (before any, or while it is a suspension). */
   readonly acceptsWaits: boolean;
+  /** Where a new event wait counts from by default: this pass's claim, as the server wrote its time. */
+  readonly claimTime: string;
 
   /**
    * Before a step starts: writes the held-back receipt, if any (steps started together share the
@@ -181,6 +183,8 @@ export interface StepHost {
   now(): Date;
   /** The stream writer of a step attempt in flight (`ctx.stream`). */
   stream(stepId: string): StreamWriter;
+  /** The events of `name` stored since `since` and before `until`, oldest first, their data opened. */
+  readEvents(name: string, since: string, until: Date | null): Promise<{ id: string; data: unknown }[]>;
   /** Takes the oldest loaded delivery of signal `name` no wait of this execution took (rule 16). */
   takeDelivery(name: string): { payload: unknown; seq: number } | undefined;
   /**

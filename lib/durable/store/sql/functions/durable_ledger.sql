@@ -2,7 +2,8 @@
 -- (docs/sql.md, "durable_ledger").
 --
 -- A jsonb array ordered by seq with what a replay needs: status, attempt, result, error, wake
--- time, deadline, polls, external key, timestamps, and a race's branches and target runs. A result over durable_inline_limit() (64 KiB of
+-- time, deadline, polls, external key, timestamps, a race's branches and target runs, and an event
+-- wait's { match?, since } and name (0016). A result over durable_inline_limit() (64 KiB of
 -- JSON text, measured at write time as result_bytes) is left out and marked result_omitted;
 -- store/read-step-result.ts reads it when its step is reached. A plain read, planned at each call
 -- (a SQL function), used by the claim and by durable_read_run.
@@ -20,6 +21,11 @@ language sql stable as $$
            'completed_at', s.completed_at)
          || case when s.branches is not null
                  then jsonb_build_object('branches', s.branches, 'target_runs', to_jsonb(s.target_runs))
+                 else '{}'::jsonb end
+         -- Read through to_jsonb(s), not s.event_wait: a sql function's body is checked when it is
+         -- created, and the set is also created over schemas older than 0016 (an upgrade's test).
+         || case when s.kind = 'event'
+                 then jsonb_build_object('event_wait', to_jsonb(s) -> 'event_wait', 'signal_name', s.signal_name)
                  else '{}'::jsonb end order by s.seq, s.step_id), '[]'::jsonb)
     from durable_steps s where s.run_id = p_run_id
 $$;

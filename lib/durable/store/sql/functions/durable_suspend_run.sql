@@ -28,6 +28,14 @@
 -- the wake-time query sees its delivery, or it waits for this commit and finds the run waiting.
 -- The owner recorded every step it started before it calls this. A wait row's started_at is
 -- v_now, the time its wake time and deadline are counted from.
+--
+-- Event waits (waitForEvent, 0016; docs/sql.md, "Function set 29: waiting for an event"): before
+-- any row, the lock of each event name waited on is taken exclusive (durable_event_lock, in name
+-- order), so every publish of those names in flight has ended. The run then wakes now when an event
+-- of the name was stored since the wait's `since` (and before its deadline) that the pass did not
+-- see (`seen_events`, the ids it read): either the publish found the step waiting and answered it,
+-- or this statement finds the event. A new event wait is written with its { match?, since }
+-- (since "run": the run's created_at).
 
 create or replace function durable_suspend_run(
   p_run_id text, p_fence bigint, p_waits jsonb, p_waiting_for jsonb, p_metadata jsonb
@@ -37,9 +45,24 @@ declare
   v_now timestamptz := durable_now();
   v_wake timestamptz;
   v_deadline timestamptz;
+  v_created timestamptz;
   v_step_ids text[] := array(select w ->> 'step_id' from jsonb_array_elements(p_waits) w);
   v_targets text[];
+  v_event_names text[];
+  v_event_name text;
 begin
+  -- Before any row: the locks of the event names waited on, exclusive, in one order; then no
+  -- publish of them is in flight (durable_publish takes them shared).
+  v_event_names := array(
+    select distinct n from (
+      select w ->> 'signal_name' as n from jsonb_array_elements(p_waits) w where w ->> 'kind' = 'event'
+      union all
+      select s.signal_name from durable_steps s
+       where s.run_id = p_run_id and s.kind = 'event' and s.status = 'waiting' and s.step_id = any (v_step_ids)
+    ) x where n is not null order by n);
+  foreach v_event_name in array v_event_names loop
+    perform pg_advisory_xact_lock(durable_event_lock(v_event_name));
+  end loop;
   -- Before any row: a cascading cancel of this run either sees the children inserted below or
   -- moves the fence first (durable_children_lock; docs/sql.md, "Lock order").
   if exists (select 1 from jsonb_array_elements(p_waits) w where w ? 'start') then
@@ -62,7 +85,7 @@ begin
                           metadata = case when p_metadata is null then metadata else metadata || p_metadata end
    where id = p_run_id and fence = p_fence and status is not distinct from 'running'
      and lease_until > v_now and (deadline_at is null or deadline_at > v_now)
-  returning deadline_at into v_deadline;
+  returning deadline_at, created_at into v_deadline, v_created;
   if not found then
     perform durable_note_rejection(p_run_id, p_fence, 'suspend');
     return false;
@@ -108,6 +131,18 @@ begin
     fence = excluded.fence, updated_at = v_now
   where s.kind = 'poll' and s.status = 'waiting';
 
+  -- A new event wait's { match?, since } (since "run": the run's created_at). A statement of its
+  -- own, run only when the suspension has event waits: plpgsql plans a statement when it first
+  -- runs, so on a schema before 0016 (an upgrade's runs in flight) the others work without it.
+  if cardinality(v_event_names) > 0 then
+    update durable_steps s
+       set event_wait = case when w -> 'event_wait' ->> 'since' = 'run'
+                             then jsonb_set(w -> 'event_wait', '{since}', to_jsonb(v_created)) else w -> 'event_wait' end
+      from jsonb_array_elements(p_waits) w
+     where s.run_id = p_run_id and s.step_id = w ->> 'step_id' and w ->> 'kind' = 'event'
+       and s.status = 'waiting' and s.event_wait is null;
+  end if;
+
   -- A race on a run that is not there (or an invoke whose id names someone else's run) fails now.
   update durable_steps s set status = 'failed', completed_at = v_now, updated_at = v_now,
     error = case when w ? 'start' then jsonb_build_object(
@@ -149,6 +184,21 @@ begin
     into v_wake
     from durable_steps s
    where s.run_id = p_run_id and s.step_id = any (v_step_ids);
+
+  -- An event the pass did not see, stored since a wait's since and before its deadline: due now.
+  -- (Two ifs: one condition is one query, planned whole, which would name the table before 0016.)
+  if cardinality(v_event_names) > 0 then
+    if exists (
+         select 1 from durable_steps s
+           join durable_app_events e
+             on e.name = s.signal_name and e.created_at >= (s.event_wait ->> 'since')::timestamptz
+                and (s.deadline_at is null or e.created_at < s.deadline_at)
+          where s.run_id = p_run_id and s.step_id = any (v_step_ids) and s.kind = 'event' and s.status = 'waiting'
+            and not coalesce((select w -> 'seen_events' from jsonb_array_elements(p_waits) w
+                               where w ->> 'step_id' = s.step_id limit 1), '[]'::jsonb) ? e.id) then
+      v_wake := v_now;
+    end if;
+  end if;
 
   update durable_runs set wake_at = least(coalesce(v_wake, 'infinity'), v_deadline) where id = p_run_id;
   return true;
