@@ -203,7 +203,7 @@ describe("the built-in sources", () => {
     expect(await source.verify(delivery(`${body} `, headers))).toMatchObject({ ok: false, status: 401 });
   });
 
-  it("standardWebhooksSource: the spec's vector is authentic, but carries no type (400); one byte off is 401", async () => {
+  it("standardWebhooksSource: the spec's vector is authentic but has no type (400); a byte off is 401", async () => {
     // The Standard Webhooks specification's test vector (tests/unit/webhook.test.ts).
     const vector = {
       "webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek",

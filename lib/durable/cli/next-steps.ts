@@ -76,7 +76,7 @@ export function databaseStep(migrate?: string): string {
 export function providerWebhooksStep(): string {
   return [
     "Optional, provider webhooks as events (workflows subscribe with defineWorkflow({ on })): set",
-    "     STRIPE_WEBHOOK_SECRET (the endpoint's whsec_… signing secret) and point Stripe at /api/durable/events/stripe,",
+    "     STRIPE_WEBHOOK_SECRET (its whsec_… signing secret) and point Stripe at /api/durable/events/stripe,",
     "     or GITHUB_WEBHOOK_SECRET and point GitHub at /api/durable/events/github. Unset, those paths answer 404.",
   ].join("\n");
 }

@@ -40,6 +40,7 @@ export function eventSourceRegistry(given: Readonly<Record<string, EventSource>>
       return fromEnv.get(name)!;
     }
     const hint = builtIn ? ` (set ${builtIn.envName} to take its webhooks)` : "";
-    throw new HttpRefusal(404, "event_source_not_found", `no event source is named ${JSON.stringify(name)}${hint}`);
+    const shown = JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
+    throw new HttpRefusal(404, "event_source_not_found", `no event source is named ${shown}${hint}`);
   };
 }
