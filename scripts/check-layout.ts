@@ -24,6 +24,7 @@ const TOP_LEVEL = new Set([
   // the vocabulary every layer shares
   "types.ts",
   "signal-types.ts",
+  "event-types.ts",
   "jsonified.ts",
   "errors.ts",
   "duration.ts",

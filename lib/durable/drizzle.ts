@@ -3,11 +3,12 @@
 // once, as `ctx.step.tx` does with Kysely (docs/guide/drizzle.md; docs/rules.md, rule 14).
 // index.ts never imports this file, so an app without drizzle-orm never loads it.
 import type { PGlite } from "@electric-sql/pglite";
-import { entityKind } from "drizzle-orm";
-import type { PgDatabase } from "drizzle-orm/pg-core";
+import { entityKind, is } from "drizzle-orm";
+import { type PgDatabase, PgTransaction } from "drizzle-orm/pg-core";
 import type { AnyKysely } from "./drivers/connect";
 import { type DrizzleExecutor, kyselyOverDrizzle } from "./drivers/drizzle-executor";
 import { embeddedPGliteOf } from "./drivers/embedded";
+import { registerWing } from "./engine/wings";
 import { InvalidInputError } from "./errors";
 import type { CarriesTxWith, TxRunner } from "./steps/tx-step";
 import { TX_WITH } from "./steps/tx-step";
@@ -57,6 +58,13 @@ export function pgliteOf(db: AnyKysely): PGlite {
   if (!pglite) throw new InvalidInputError("pgliteOf: this handle is not on PGlite opened by connect()");
   return pglite;
 }
+
+// `publish(name, data, { tx })` with a Drizzle transaction: the event and its runs are written by
+// the store's statement on that transaction (docs/guide/events.md, "In the app's transaction").
+registerWing({
+  name: "drizzle",
+  transaction: (tx) => (is(tx, PgTransaction) ? kyselyOverDrizzle<DurableTables>(tx as DrizzleExecutor) : undefined),
+});
 
 const RUNNERS = new WeakMap<object, TxRunner<any>>();
 

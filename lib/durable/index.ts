@@ -81,6 +81,14 @@ export type {
   WorkflowContext,
   WorkflowDefinition,
 } from "./types";
+export type {
+  EventMatch,
+  EventSubscription,
+  PublishOptions,
+  PublishResult,
+  PublishTransaction,
+  WaitForEventOptions,
+} from "./event-types";
 
 // The ai wing, from before it had its own entry (durable-next/ai).
 export {

@@ -72,3 +72,46 @@ export function toJsonText(value: unknown, opts: JsonTextOptions): string {
 export function roundTrip<T>(value: T, opts: JsonTextOptions): unknown {
   return JSON.parse(toJsonText(value, opts));
 }
+
+/**
+ * Whether the JSON value `container` contains `contained`, as PostgreSQL's jsonb `@>` answers:
+ * an object contains an object whose every key it has with a value containing that key's value;
+ * an array contains an array whose every element is a scalar it has, or a container one of its
+ * containers contains; at the top level (only there) an array contains a scalar it has; scalars
+ * contain equal scalars. Both are plain JSON (JSON.parse's values). Matches events to `match`
+ * (docs/guide/events.md), in process where the stored data is sealed.
+ */
+export function jsonContains(container: unknown, contained: unknown): boolean {
+  const outerObject = isJsonObject(container);
+  if (outerObject !== isJsonObject(contained)) return false;
+  if (outerObject) return containsValue(container, contained);
+  if (!Array.isArray(container) && Array.isArray(contained)) return false;
+  return arrayContains(
+    Array.isArray(container) ? container : [container],
+    Array.isArray(contained) ? contained : [contained],
+  );
+}
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** Below the top level: a container contains only a container of its own kind; a scalar an equal scalar. */
+function containsValue(container: unknown, contained: unknown): boolean {
+  if (isJsonObject(container)) {
+    if (!isJsonObject(contained)) return false;
+    return Object.keys(contained).every(
+      (key) => Object.hasOwn(container, key) && containsValue(container[key], contained[key]),
+    );
+  }
+  if (Array.isArray(container)) return Array.isArray(contained) && arrayContains(container, contained);
+  if (isJsonObject(contained) || Array.isArray(contained)) return false;
+  return container === contained;
+}
+
+function arrayContains(container: readonly unknown[], contained: readonly unknown[]): boolean {
+  return contained.every((wanted) =>
+    wanted !== null && typeof wanted === "object"
+      ? container.some((element) => element !== null && typeof element === "object" && containsValue(element, wanted))
+      : container.some((element) => element === wanted),
+  );
+}

@@ -16,8 +16,9 @@ export const stepKindValues = z.enum([
   "any",
   "callback",
   "patch",
+  "event",
 ]);
-export const waitKindValues = z.enum(["signal", "sleep", "poll", "retry", "run", "any", "callback"]);
+export const waitKindValues = z.enum(["signal", "sleep", "poll", "retry", "run", "any", "callback", "event"]);
 export const terminalStatuses = ["completed", "failed", "cancelled"] as const;
 
 const errorShape = z.object({ code: z.string(), message: z.string() });

@@ -1,8 +1,8 @@
-// The types every layer shares (a workflow, its context, the step API and its options), apart from the code that
-// implements them so that no two files import each other (docs/layout.md). It imports only types from libraries,
-// and the signals' types from signal-types.ts, which it re-exports.
+// The types every layer shares (a workflow, its context, the step API), apart from the code that implements them
+// (docs/layout.md). It imports only library types, signal-types.ts and event-types.ts, which it re-exports.
 import type { Transaction } from "kysely";
 import type { z } from "zod";
+import type { EventSubscriber } from "./event-types";
 import type { Jsonified } from "./jsonified";
 import type {
   CallbackSchemas,
@@ -13,8 +13,8 @@ import type {
   SignalSchemas,
 } from "./signal-types";
 
-export type { CallbackSchemas, NoSignals, SignalName, SignalOutput, SignalPayload, SignalSchemas };
-export type { Jsonified };
+export type { CallbackSchemas, Jsonified, NoSignals, SignalName, SignalOutput, SignalPayload, SignalSchemas };
+export type * from "./event-types";
 
 /**
  * A length of time: milliseconds as a number, or a string `<number><unit>` with unit
@@ -39,12 +39,13 @@ export type StepKind =
   | "any"
   /** A callback URL made (`ctx.step.callback`). */
   | "callback"
-  | "patch"; // a patch's marker (ctx.patched)
+  | "patch" // a patch's marker (ctx.patched)
+  | "event"; // ctx.step.waitForEvent
 export type StepState = "running" | "waiting" | "completed" | "failed";
 /** What a waiting run waits for, as `RunStatus.waitingFor` shows it. */
 export type WaitingFor = {
   /** "run": a child run (`invoke`, the first when several); "any": a race; "callback": a callback URL. */
-  kind: "signal" | "sleep" | "poll" | "retry" | "run" | "any" | "callback";
+  kind: "signal" | "sleep" | "poll" | "retry" | "run" | "any" | "callback" | "event";
   name: string;
 };
 
@@ -60,7 +61,8 @@ export type InputOf<W extends AnyWorkflow> = z.input<W["input"]>;
 export type OutputOf<W extends AnyWorkflow> = W extends Workflow<any, infer O, any> ? Jsonified<O> : unknown;
 export type SignalsOf<W extends AnyWorkflow> = W extends Workflow<any, any, infer S> ? S : SignalSchemas;
 
-export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas> {
+export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas>
+  extends EventSubscriber {
   /** Unique among the workflows of one `createDurable` (with `version`: per version); stored on every run. */
   name: string;
   /**

@@ -38,6 +38,7 @@ const MARK = {
   runError: `RUNERRORmark${tag}`,
   cancel: `CANCELmark${tag}`,
   chat: `CHATmark${tag}`,
+  event: `EVENTmark${tag}`,
 };
 const markers = Object.values(MARK);
 
@@ -78,6 +79,14 @@ const failing = defineWorkflow({
       throw new FatalStepError(`the run failed: ${MARK.runError}`);
     });
   },
+});
+
+// An event's data: stored with the event, as the run's input, and (waitForEvent) as a receipt.
+const subscriber = defineWorkflow({
+  name: "enc-subscriber",
+  on: "enc.event",
+  input: z.object({ secret: z.string() }),
+  run: async (_ctx, input) => ({ got: input.secret.length }),
 });
 
 const parked = defineWorkflow({
@@ -160,6 +169,11 @@ async function exerciseEverything(durable: Durable): Promise<void> {
   const cancelEvent = (await durable.events("parked")).find((event) => event.kind === "cancel");
   expect(cancelEvent!.data.reason).toBe(`stopped: ${MARK.cancel}`);
 
+  const published = await durable.publish("enc.event", { secret: MARK.event }, { id: "enc-event-1" });
+  expect(published.runs).toEqual([{ workflow: "enc-subscriber", id: "event:enc-subscriber/enc-event-1" }]);
+  expect(await durable.advance(published.runs[0]!.id)).toBe("completed");
+  expect((await durable.status(published.runs[0]!.id))!.output).toEqual({ got: MARK.event.length });
+
   const turn = await startChatTurn(durable, chat, { chatId: "chat-1", messages: [user("m1", MARK.chat)] });
   expect(await durable.advance(turn.runId)).toBe("completed");
   const history = await loadChat(durable, "chat-1");
@@ -178,7 +192,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       const encryption = keys ? { keys } : undefined;
       const durable = createDurable({
         db,
-        workflows: [everything, failing, parked, chat, streamer],
+        workflows: [everything, failing, parked, chat, streamer, subscriber],
         baseUrl: "https://app.example.com",
         encryption,
         log: () => {},
@@ -210,6 +224,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
         "durable_stream_chunks.data",
         "durable_events.data",
         "durable_chats.chat_id",
+        "durable_app_events.data",
       ]) {
         expect(columns).toContain(column);
       }

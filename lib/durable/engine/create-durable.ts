@@ -29,6 +29,7 @@ import type { CancelOptions, Durable, DurableOptions, SignalInput, WingMethods }
 import { advanceClock, assertOpen, closeInstance, resolveInstance } from "./instance";
 import { cancelManyRuns, forkRunFrom, retryManyRuns } from "./operations";
 import { notePayloadCodec } from "./payloads";
+import { publish } from "./publish";
 import { reencryptRuns } from "./reencrypt";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
 import { sendSignal } from "./signal";
@@ -86,6 +87,7 @@ export function createDurable(options: DurableOptions): Durable {
     migrate: () => migrate(instance.db),
     start: (workflow, input, startOptions) => startRun(instance, workflow, input, startOptions),
     startMany: (workflow, inputs, startOptions) => startManyRuns(instance, workflow, inputs, startOptions),
+    publish: (name, data, publishOptions) => publish(instance, name, data, publishOptions),
     completeCallback: (token, payload, callbackOptions) => completeCallback(instance, token, payload, callbackOptions),
     callbacks: (runId) => listRunCallbacks(instance, runId),
     status: ((id: string, statusOptions?: { workflow: AnyWorkflow }) =>

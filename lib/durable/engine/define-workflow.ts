@@ -4,6 +4,7 @@ import { InvalidInputError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
 import type { AnyWorkflow, NoSignals, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
 import { validateFlowControl } from "./flow-control";
+import { validateSubscription } from "./subscriptions";
 import { validateSchedule } from "./schedules";
 
 /**
@@ -54,6 +55,7 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   validateCallbacks(definition as AnyWorkflow);
   validateSchedule(definition as AnyWorkflow);
   validateFlowControl(definition as AnyWorkflow);
+  validateSubscription(definition as AnyWorkflow);
   return Object.freeze({ ...definition });
 }
 

@@ -3,6 +3,7 @@
 import type { z } from "zod";
 import type { AnyKysely } from "../drivers/connect";
 import type { EncryptionOptions } from "../encryption/keys";
+import type { PublishOptions, PublishResult } from "../event-types";
 import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
@@ -262,6 +263,13 @@ export interface Durable extends WingMethods {
     inputs: readonly z.input<W["input"]>[],
     options?: { ids?: readonly string[]; deadline?: Duration; ttl?: Duration; tags?: readonly string[] },
   ): Promise<StartResult[]>;
+  /**
+   * Publishes an event: inserts it and starts one run of every workflow subscribed to it (`on`),
+   * with `data` as input, in one transaction (the app's, with `tx`); a repeated `id` starts nothing
+   * (docs/guide/events.md).
+   * @throws InvalidInputError when a subscriber's input schema refuses `data` (nothing written)
+   */
+  publish(name: string, data: unknown, options?: PublishOptions): Promise<PublishResult>;
   /**
    * Delivers a callback's payload from code, as `POST /api/durable/callback/{token}` does: the
    * first delivery wins; `id` (an idempotency key) makes a repeat a no-op.

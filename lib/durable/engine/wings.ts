@@ -4,6 +4,7 @@
 // re-exports.
 import type { z } from "zod";
 import type { Body } from "../steps/effect-steps";
+import type { Executor } from "../store";
 import type { StepInfo, StepOptions, StreamWriter } from "../types";
 import type { StepHost } from "./run/step-host";
 
@@ -36,6 +37,11 @@ export interface Wing {
    * wing's augmentation of WingMethods (engine/durable-api.ts). Each answers a promise.
    */
   methods?: Record<string, (durable: any) => (...args: any[]) => Promise<unknown>>;
+  /**
+   * A store handle over an app's transaction of the wing's ORM (`durable-next/drizzle`'s), for
+   * `publish(..., { tx })`; undefined for a value that is not one.
+   */
+  transaction?: (tx: unknown) => Executor | undefined;
 }
 
 const wings = new Map<string, Wing>();
@@ -46,6 +52,15 @@ let stepMembers: ReadonlyMap<string, StepMember> | null = null;
 export function registerWing(wing: Wing): void {
   wings.set(wing.name, wing);
   stepMembers = null;
+}
+
+/** A store handle over `tx`, an app's transaction of a wing's ORM, if a loaded wing knows it. */
+export function wingTransaction(tx: unknown): Executor | undefined {
+  for (const wing of wings.values()) {
+    const handle = wing.transaction?.(tx);
+    if (handle) return handle;
+  }
+  return undefined;
 }
 
 /** The schema of a signal a wing reserved, if `name` is one. */

@@ -4,6 +4,7 @@
 export { type DebouncedRun, type DebounceParameters, insertDebouncedRun } from "./insert-debounced-run";
 export { type InsertedRun, insertRun, type RunToInsert } from "./insert-run";
 export { type InsertedOne, insertRuns } from "./insert-runs";
+export { type EventToPublish, type PublishedEvent, publishEvent } from "./publish-event";
 export { countDueRuns } from "./count-due";
 export { failUnknownVersions } from "./fail-unknown-versions";
 export { releaseRateHolds } from "./release-rate-holds";

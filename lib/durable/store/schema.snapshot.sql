@@ -13,9 +13,21 @@ alter domain durable_run_status add constraint durable_run_status_check CHECK ((
 create domain durable_run_tags as text[];
 alter domain durable_run_tags add constraint durable_run_tags_check CHECK ((cardinality(VALUE) <= 10));
 create domain durable_step_kind as text;
-alter domain durable_step_kind add constraint durable_step_kind_check CHECK ((VALUE = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text, 'invoke'::text, 'start'::text, 'any'::text, 'callback'::text, 'patch'::text]))) NOT VALID;
+alter domain durable_step_kind add constraint durable_step_kind_check CHECK ((VALUE = ANY (ARRAY['run'::text, 'tx'::text, 'value'::text, 'sleep'::text, 'signal'::text, 'poll'::text, 'ai'::text, 'invoke'::text, 'start'::text, 'any'::text, 'callback'::text, 'patch'::text, 'event'::text]))) NOT VALID;
 create domain durable_step_status as text;
 alter domain durable_step_status add constraint durable_step_status_check CHECK ((VALUE = ANY (ARRAY['running'::text, 'waiting'::text, 'completed'::text, 'failed'::text])));
+
+create table durable_app_events (
+  id durable_name not null,
+  name durable_name not null,
+  data jsonb not null,
+  source durable_name,
+  created_at timestamp with time zone not null default durable_now()
+);
+alter table durable_app_events add constraint durable_app_events_pkey PRIMARY KEY (id);
+CREATE INDEX durable_app_events_by_age ON public.durable_app_events USING btree (created_at);
+CREATE INDEX durable_app_events_by_name ON public.durable_app_events USING btree (name, created_at);
+CREATE UNIQUE INDEX durable_app_events_pkey ON public.durable_app_events USING btree (id);
 
 create table durable_callbacks (
   id text not null,
@@ -199,10 +211,12 @@ create table durable_steps (
   signal_name text,
   result_bytes integer,
   branches jsonb,
-  target_runs text[]
+  target_runs text[],
+  event_wait jsonb
 );
 alter table durable_steps add constraint durable_steps_pkey PRIMARY KEY (run_id, step_id);
 alter table durable_steps add constraint durable_steps_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs(id) ON DELETE CASCADE;
+CREATE INDEX durable_steps_event_waits ON public.durable_steps USING btree (signal_name) WHERE (((kind)::text = 'event'::text) AND ((status)::text = 'waiting'::text));
 CREATE UNIQUE INDEX durable_steps_pkey ON public.durable_steps USING btree (run_id, step_id);
 CREATE INDEX durable_steps_waiting_on_runs ON public.durable_steps USING gin (target_runs) WHERE ((status)::text = 'waiting'::text);
 
@@ -843,6 +857,14 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_event_lock(p_name text)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select hashtextextended('durable_app_event:' || p_name, 0)
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_fail_unknown_versions(p_versions jsonb, p_limit integer)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -1168,6 +1190,79 @@ AS $function$
      where r.status in ('pending', 'running', 'waiting')
   )
   select tree.id, max(tree.depth)::integer from tree group by tree.id
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_publish(p_id text, p_name text, p_data jsonb, p_source text, p_plain jsonb, p_runs jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_now timestamptz;
+  v_name text;
+  v_ids text[] := array(select r ->> 'id' from jsonb_array_elements(p_runs) r);
+  v_held text;
+  v_wait record;
+begin
+  perform pg_advisory_xact_lock_shared(durable_event_lock(p_name));
+  v_now := durable_now();
+  insert into durable_app_events (id, name, data, source, created_at)
+  values (p_id, p_name, p_data, p_source, v_now)
+  on conflict (id) do nothing
+  returning name into v_name;
+  if not found then
+    select name into v_name from durable_app_events where id = p_id;
+    return jsonb_build_object('created', false, 'name', v_name, 'runs', durable_publish_runs(v_ids));
+  end if;
+
+  with given as (
+    select r ->> 'id' as id, r ->> 'workflow' as workflow, r -> 'input' as input, r ->> 'version' as version,
+           r ->> 'concurrency_key' as concurrency_key, r ->> 'singleton_key' as singleton_key,
+           r ->> 'rate_key' as rate_key, coalesce((r ->> 'priority')::int, 0) as priority,
+           (r ->> 'deadline_in_ms')::bigint as deadline_in_ms, n
+      from jsonb_array_elements(p_runs) with ordinality as x (r, n)
+  )
+  insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
+                            deadline_at, rate_key, priority, created_at, updated_at)
+  select id, workflow, input, v_now, concurrency_key, singleton_key, version,
+         v_now + deadline_in_ms * interval '1 millisecond', rate_key, priority, v_now, v_now
+    from given order by n
+  on conflict do nothing;
+  select i into v_held from unnest(v_ids) i where not exists (select 1 from durable_runs r where r.id = i) limit 1;
+  if v_held is not null then
+    raise exception 'durable_publish: run "%" was not started: another run of its workflow holds its singleton key',
+      v_held using errcode = 'unique_violation';
+  end if;
+
+  for v_wait in
+    select s.run_id, s.step_id from durable_steps s
+     where s.kind = 'event' and s.status = 'waiting' and s.signal_name = p_name
+       and (s.event_wait ->> 'since')::timestamptz <= v_now
+       and (s.deadline_at is null or s.deadline_at > v_now)
+       and (not (s.event_wait ? 'match') or p_plain @> (s.event_wait -> 'match'))
+     order by s.run_id, s.step_id
+  loop
+    perform 1 from durable_runs where id = v_wait.run_id and status = 'waiting' for update;
+    continue when not found;
+    update durable_steps set status = 'completed', completed_at = v_now, updated_at = v_now,
+                             result = jsonb_build_object('data', p_data, 'eventId', p_id),
+                             result_bytes = octet_length(p_plain::text)
+     where run_id = v_wait.run_id and step_id = v_wait.step_id and status = 'waiting';
+    if found then
+      update durable_runs set wake_at = v_now, updated_at = v_now where id = v_wait.run_id;
+    end if;
+  end loop;
+  return jsonb_build_object('created', true, 'name', p_name, 'runs', durable_publish_runs(v_ids));
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_publish_runs(p_ids text[])
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'workflow', r.workflow) order by x.n), '[]'::jsonb)
+    from unnest(p_ids) with ordinality as x (id, n)
+    join durable_runs r on r.id = x.id
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_race_winner(p_run_id text, p_branches jsonb, p_deadline timestamp with time zone, p_now timestamp with time zone)

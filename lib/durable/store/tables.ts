@@ -65,7 +65,7 @@ export interface DurableStepsTable {
   run_id: string;
   step_id: string;
   seq: number;
-  kind: "run" | "tx" | "value" | "sleep" | "signal" | "poll" | "ai" | "invoke" | "start" | "any" | "callback";
+  kind: "run" | "tx" | "value" | "sleep" | "signal" | "poll" | "ai" | "invoke" | "start" | "any" | "callback" | "event";
   status: "running" | "waiting" | "completed" | "failed";
   attempt: Generated<number>;
   result: Json | null;
@@ -86,6 +86,17 @@ export interface DurableStepsTable {
   branches: Json | null;
   /** The runs a race waits on (0008). */
   target_runs: string[] | null;
+  /** A wait for an event (waitForEvent): { match?, since } (0016). */
+  event_wait: Json | null;
+}
+
+/** An event `durable.publish` inserted (0016): `data` sealed when encryption is on. */
+export interface DurableAppEventsTable {
+  id: string;
+  name: string;
+  data: Json;
+  source: string | null;
+  created_at: Generated<Date>;
 }
 
 export interface DurableSignalsTable {
@@ -164,6 +175,7 @@ export interface DurableTables {
   durable_schedules: DurableSchedulesTable;
   durable_callbacks: DurableCallbacksTable;
   durable_chats: DurableChatsTable;
+  durable_app_events: DurableAppEventsTable;
 }
 
 /** The database as the store sees it: only the durable_* tables, whatever else the app keeps there. */
