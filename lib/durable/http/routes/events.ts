@@ -6,15 +6,6 @@ import { readBody } from "./request-input";
 import { allowOnly, HttpRefusal, json, type RouteContext } from "./route-context";
 import type { Methods, SourceContext, SourceHandler } from "./types";
 
-/** What the route calls on the instance: `durable.publish` (until it is on the Durable type). */
-type Publisher = {
-  publish(
-    name: string,
-    data: unknown,
-    options?: { id?: string; source?: string },
-  ): Promise<{ eventId: string; runs: Array<{ workflow: string; id: string }> }>;
-};
-
 /** The event an authentic delivery carries, as `publish` takes it; 400 when it cannot be stored. */
 function eventOf(source: string, verdict: InboundVerdict): { name: string; id: string; data: unknown } {
   if (typeof verdict !== "object" || verdict === null || typeof verdict.ok !== "boolean") {
@@ -56,7 +47,7 @@ export function eventsRoute(ctx: RouteContext): Methods<SourceHandler> {
       const verdict = await source.verify({ body, headers: request.headers, nowSeconds });
       const event = eventOf(name, verdict);
       const durable = await ctx.durable();
-      const published = await (durable as unknown as Publisher).publish(event.name, event.data, {
+      const published = await durable.publish(event.name, event.data, {
         id: event.id,
         source: name,
       });
