@@ -186,6 +186,23 @@ describe("POST /api/durable/events/github and a Standard Webhooks source", () =>
   });
 });
 
+describe("POST /api/durable/events/{source}: one id, two events", () => {
+  it("answers 409 for a delivery whose id an event of another name holds, and changes nothing", async () => {
+    const first = await stripeDelivery(invoice("shared-id-1", 5));
+    expect(first.status).toBe(200);
+    await fx.routes.idle();
+    const body = JSON.stringify({ type: "invoice.paid", data: { total: 1 } });
+    const timestamp = now();
+    const headers = {
+      "webhook-id": "shared-id-1",
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": signWebhook(ACME_KEY, "shared-id-1", timestamp, body),
+    };
+    const refused = await expectRefused(fx, () => post("acme", body, headers), 409, "run_state_conflict");
+    expect(refused.error.message).toMatch(/stripe\.invoice\.paid/);
+  });
+});
+
 describe("POST /api/durable/events/{source} on an instance that encrypts", () => {
   it("stores the delivery's data and the run's input sealed, and the run reads them plain", async () => {
     const db = await connect("memory://");

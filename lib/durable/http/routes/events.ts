@@ -31,9 +31,9 @@ function eventOf(source: string, verdict: InboundVerdict): { name: string; id: s
  * provider's delivery id as the event id (a redelivery starts nothing twice). In this order, each
  * refusal before anything is written: 404 an unknown source, 413 a body over the cap (before any
  * HMAC), 503 a source without its secret, 401 a delivery that is not authentic, 400 one that is
- * but carries no publishable event, 422 data a subscriber's input schema refuses. 200
- * `{ ok, event, eventId, runs }` for a new delivery and a redelivery alike; the runs it started
- * are advanced after the answer.
+ * but carries no publishable event, 422 data a subscriber's input schema refuses, 409 an id an
+ * event of another name holds. 200 `{ ok, event, eventId, runs }` for a new delivery and a
+ * redelivery alike; the runs it started are advanced after the answer.
  */
 export function eventsRoute(ctx: RouteContext): Methods<SourceHandler> {
   const sourceOf = eventSourceRegistry(ctx.options.eventSources);
