@@ -30,5 +30,5 @@ export interface EventSource {
   verify(delivery: InboundDelivery): InboundVerdict | Promise<InboundVerdict>;
 }
 
-/** The secret of a built-in source: one secret, or a list (the first signs, all verify: rotation). */
+/** The secret of a built-in source: one secret, or a list of them, any of which verifies (rotation). */
 export type SourceSecret = string | readonly string[];
