@@ -3,17 +3,22 @@
 // advance their run after answering. Once on PGlite (the default when DATABASE_URL is unset) and
 // once on the real PostgreSQL server through Neon's driver, via a local WebSocket proxy.
 // Prints the latencies of start → completed (3 steps) and signal → completed.
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { signGithub } from "@/lib/durable/auth/github-signature";
+import { stripeSignatureHeader } from "@/lib/durable/auth/stripe-signature";
 import { createTestDatabase } from "../helpers/databases";
 import { startNeonProxy } from "../helpers/neon-proxy";
 import { DurableClient, makeSecrets, median } from "./helpers/durable-client";
 import { buildApp, startNext, type NextServer } from "./helpers/next-server";
 
 const SAMPLES = 20;
+// The events route's built-in sources exist once their variable is set (docs/guide/provider-webhooks.md).
+const PROVIDER_ENV = { STRIPE_WEBHOOK_SECRET: "whsec_e2e_stripe_secret", GITHUB_WEBHOOK_SECRET: "e2e, github secret" };
 // The approval workflow sleeps this long after its decision before it completes (app/workflows/approval.ts).
 const COOL_OFF_MS = 5000;
 
@@ -87,7 +92,7 @@ for (const backend of backends) {
 
     beforeAll(async () => {
       const env = await backend.setup(cwd);
-      server = await startNext({ cwd, env: { ...secrets.env, ...env } });
+      server = await startNext({ cwd, env: { ...secrets.env, ...PROVIDER_ENV, ...env } });
       client = new DurableClient(server.url, secrets.env.DURABLE_SECRET, secrets.signalKey);
       // The first request opens and migrates the database (PGlite's initdb takes seconds): here,
       // under the hook's timeout, rather than in the first test.
@@ -233,6 +238,44 @@ for (const backend of backends) {
           `signal → wait answered (decision receipt) ${median(results.map((r) => r.woken)).toFixed(0)} ms`,
       );
     }, 120_000);
+
+    it("publishes signed provider webhooks through the events route; refuses forged and oversized ones", async () => {
+      const events = (source: string, body: string, headers: Record<string, string>) =>
+        fetch(`${server!.url}/api/durable/events/${source}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body,
+        });
+      // Bytes a parser would rewrite (spacing, key order, an escaped slash): the signature is over these.
+      const body = '{ "zen":"Keep it logically awesome.",  "hook":{"url":"https:\\/\\/example.com"}, "a":1 }';
+      const delivery = randomUUID();
+      const github = (signature: string, text = body) =>
+        events("github", text, {
+          "x-github-event": "ping",
+          "x-github-delivery": delivery,
+          "x-hub-signature-256": signature,
+        });
+      const first = await github(signGithub(PROVIDER_ENV.GITHUB_WEBHOOK_SECRET, body));
+      expect(first.status, await first.clone().text()).toBe(200);
+      const answer = await first.json();
+      expect(answer).toEqual({ ok: true, event: "github.ping", eventId: delivery, runs: [] });
+      expect(await (await github(signGithub(PROVIDER_ENV.GITHUB_WEBHOOK_SECRET, body))).json()).toEqual(answer);
+      expect((await github(signGithub("another secret", body))).status).toBe(401);
+      const stripeBody = JSON.stringify({ id: `evt_${delivery}`, object: "event", type: "customer.created" });
+      const now = Math.floor(Date.now() / 1000);
+      const stripe = await events("stripe", stripeBody, {
+        "stripe-signature": stripeSignatureHeader(PROVIDER_ENV.STRIPE_WEBHOOK_SECRET, now, stripeBody),
+      });
+      expect(await stripe.json()).toEqual({
+        ok: true,
+        event: "stripe.customer.created",
+        eventId: `evt_${delivery}`,
+        runs: [],
+      });
+      const big = `{"pad":"${"x".repeat(256 * 1024)}"}`;
+      expect((await github(signGithub(PROVIDER_ENV.GITHUB_WEBHOOK_SECRET, big), big)).status).toBe(413);
+      expect((await events("nope", "{}", {})).status).toBe(404);
+    });
 
     it("used the backend it was given", async () => {
       await backend.verify(cwd, completedHello);

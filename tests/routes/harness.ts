@@ -87,6 +87,7 @@ const TABLES = [
   "durable_clock",
   "durable_stream_chunks",
   "durable_schedules",
+  "durable_app_events",
 ];
 
 /** Row count and md5 of every durable table's rows (as text, in a stable order). */

@@ -12,7 +12,7 @@ import { addDevCron, type ConfigChange, DURABLE_CRON, ignoreDurableDir, mergeVer
 import { type FileHashes, INIT_RECORD, readInitRecord, sameEntries, sha256, writeInitRecord } from "./manifest";
 import { editNextConfig } from "./next-config";
 import { existingSecrets } from "./env-secrets";
-import { baseUrlStep, databaseStep, printSteps, secretsStep, workflowStep } from "./next-steps";
+import { baseUrlStep, databaseStep, printSteps, providerWebhooksStep, secretsStep, workflowStep } from "./next-steps";
 import { PACKAGE_NAME } from "./package-info";
 import { reportConfig, reportWrites } from "./report";
 import { routeFiles } from "./route-files";
@@ -116,6 +116,7 @@ function printNextSteps({ app, plan, devCronFile, version, target, upgrade }: St
   );
   steps.push(
     workflowStep({ defineFrom: PACKAGE_NAME, registry: plan.instance, devCronFile, cronPath: DURABLE_CRON.path }),
+    providerWebhooksStep(),
   );
   steps.push(
     "Optional packages, installed by the app when it uses them: ai (6.x) for AI steps (ctx.step.ai), drizzle-orm\n" +

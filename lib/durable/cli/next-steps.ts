@@ -72,6 +72,15 @@ export function databaseStep(migrate?: string): string {
   ].join("\n");
 }
 
+/** Provider webhooks (docs/guide/provider-webhooks.md): the events route takes them once its secret is set. */
+export function providerWebhooksStep(): string {
+  return [
+    "Optional, provider webhooks as events (workflows subscribe with defineWorkflow({ on })): set",
+    "     STRIPE_WEBHOOK_SECRET (its whsec_… signing secret) and point Stripe at /api/durable/events/stripe,",
+    "     or GITHUB_WEBHOOK_SECRET and point GitHub at /api/durable/events/github. Unset, those paths answer 404.",
+  ].join("\n");
+}
+
 export interface WorkflowStepOptions {
   /** Where defineWorkflow is imported from ("durable-next", "lib/durable"). */
   defineFrom: string;

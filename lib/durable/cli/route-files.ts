@@ -8,6 +8,7 @@ import path from "node:path";
 /** Path under app/api/durable → the member of `routes` (createDurableRoutes) it mounts. */
 export const ROUTES: Readonly<Record<string, string>> = {
   "callback/[token]/route.ts": "callback",
+  "events/[source]/route.ts": "events",
   "runs/route.ts": "runs",
   "runs/[id]/route.ts": "run",
   "runs/[id]/cancel/route.ts": "cancel",
@@ -34,7 +35,7 @@ export interface RouteFile {
 }
 
 /**
- * The eight route files for an app whose app/ is under `base` ("" or "src/"): they import the
+ * The nine route files for an app whose app/ is under `base` ("" or "src/"): they import the
  * instance through `@/app/durable` when the app's `@/` alias reaches it, else by a relative path.
  */
 export function routeFiles(base: string, aliased: boolean, ext: "ts" | "js" = "ts"): RouteFile[] {

@@ -2,6 +2,7 @@ import type { Durable } from "../../engine/create-durable";
 import { callbackRoute } from "./callback";
 import { cancelRoute } from "./cancel";
 import { retryRoute } from "./retry";
+import { eventsRoute } from "./events";
 import { createRouteContext } from "./route-context";
 import { runRoute } from "./run";
 import { runsRoute } from "./runs";
@@ -39,6 +40,7 @@ export function createDurableRoutes(
     retry: retryRoute(ctx),
     stream: streamRoute(ctx),
     callback: callbackRoute(ctx),
+    events: eventsRoute(ctx),
     idle: () => ctx.idle(),
   };
 }

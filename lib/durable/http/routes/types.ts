@@ -1,3 +1,5 @@
+import type { EventSource } from "../event-sources/types";
+
 // The options and the shape of `createDurableRoutes` (docs/guide/http-routes.md): one entry per route
 // file of the reference app, each a full set of method handlers.
 
@@ -39,6 +41,12 @@ export interface DurableRoutesOptions {
    * read (200), and a `: ping` comment after `pingMs` (15000) with nothing sent.
    */
   stream?: { pollMs?: number; pingMs?: number; batch?: number };
+  /**
+   * The senders `POST /api/durable/events/{source}` takes webhooks from, by the path's name
+   * (docs/guide/provider-webhooks.md): `{ stripe: stripeSource(), acme: standardWebhooksSource({ secret }) }`.
+   * Besides these, `stripe` and `github` exist when STRIPE_WEBHOOK_SECRET or GITHUB_WEBHOOK_SECRET is set.
+   */
+  eventSources?: Readonly<Record<string, EventSource>>;
 }
 
 /** What Next.js passes a dynamic route (`runs/[id]/…`) besides the request. */
@@ -48,6 +56,9 @@ export type RunHandler = (request: Request, context: RunContext) => Promise<Resp
 /** What Next.js passes `callback/[token]` besides the request. */
 export type CallbackContext = { params: Promise<{ token: string }> };
 export type CallbackHandler = (request: Request, context: CallbackContext) => Promise<Response>;
+/** What Next.js passes `events/[source]` besides the request. */
+export type SourceContext = { params: Promise<{ source: string }> };
+export type SourceHandler = (request: Request, context: SourceContext) => Promise<Response>;
 export type Methods<H> = { GET: H; POST: H; PUT: H; PATCH: H; DELETE: H };
 
 export interface DurableRoutes {
@@ -75,6 +86,12 @@ export interface DurableRoutes {
    * and malformed tokens → the same 404.
    */
   callback: Methods<CallbackHandler>;
+  /**
+   * POST: a provider's webhook, verified by the source's own signature and published as
+   * `<source>.<type>` with the delivery id as the event id → 200 `{ ok, event, eventId, runs }`
+   * (a redelivery too); 401 not authentic, 404 unknown source, 413 over the cap, 400 no event.
+   */
+  events: Methods<SourceHandler>;
   /** Resolves once every post-response advance started so far has settled (tests, scripts). */
   idle(): Promise<void>;
 }
