@@ -85,7 +85,9 @@ export async function eventsInAndOut(scale: Scale): Promise<ScenarioResult> {
     const deliveries = [...receiver.attempts.values()];
     return {
       id: "14",
-      name: `${orders} orders published to 2 subscribers, ${waiters} waiters, hooks and webhooks, ${workerCount} workers killed and paused`,
+      name:
+        `${orders} orders published to 2 subscribers, ${waiters} waiters, hooks and webhooks, ` +
+        `${workerCount} workers killed and paused`,
       db,
       problems,
       expectation: {
@@ -287,11 +289,11 @@ async function nothingForARollback(db: Kysely<any>, published: Published): Promi
   const found = await rows(
     db,
     sql`
+    with rolled as (select n::int from jsonb_array_elements_text(${rolledBack}::jsonb) n)
     select 'event' as left_behind, id from durable_app_events
-     where name = 'chaos.order' and (data ->> 'n')::int in (select n::int from jsonb_array_elements_text(${rolledBack}::jsonb) n)
+     where name = 'chaos.order' and (data ->> 'n')::int in (select n from rolled)
     union all
-    select 'run', id from durable_runs
-     where input ? 'vip' and (input ->> 'n')::int in (select n::int from jsonb_array_elements_text(${rolledBack}::jsonb) n)`,
+    select 'run', id from durable_runs where input ? 'vip' and (input ->> 'n')::int in (select n from rolled)`,
   );
   return result("EV2", "nothing started for a transaction that rolled back", published.rolledBack.length, found);
 }
@@ -312,7 +314,8 @@ async function oneLifecycleRunPerEnd(db: Kysely<any>): Promise<InvariantResult> 
     union all
     select l.id, 'orphan lifecycle run', 0, 0 from durable_runs l
      where l.workflow = 'chaos-ended'
-       and not exists (select 1 from durable_runs r where r.id = l.parent_id and r.status in ('completed', 'failed', 'cancelled'))`,
+       and not exists (select 1 from durable_runs r
+                        where r.id = l.parent_id and r.status in ('completed', 'failed', 'cancelled'))`,
   );
   const checked = await count(
     db,

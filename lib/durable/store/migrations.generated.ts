@@ -67,7 +67,7 @@ export const migrations: ReadonlyArray<{ name: string; sql: string }> = [
   },
   {
     "name": "0017_lifecycle",
-    "sql": "-- Lifecycle hooks and outbound webhooks (docs/sql.md, \"Migration 0017 and function set 28\"; docs/guide/lifecycle.md).\n-- One nullable column: `followups`, the runs a run's end starts (its workflow's onComplete and\n-- onFailure, the instance's webhooks), set when the run is inserted and read only by the trigger\n-- durable_runs_followups (created with its function, durable_start_followups, by the function set:\n-- a migration holds no function, and a trigger needs its function to exist). It names targets\n-- only, never a secret. Null for nearly every run: the trigger's WHEN reads it first, so a run\n-- without hooks pays one null test per status change. No index: read by the row's trigger only.\n-- A nullable column without a default is added without rewriting the table.\n\nalter table durable_runs add column followups jsonb;\n"
+    "sql": "-- Lifecycle hooks and outbound webhooks (docs/sql.md, \"Migration 0017 and function set 29\"; docs/guide/lifecycle.md).\n-- One nullable column: `followups`, the runs a run's end starts (its workflow's onComplete and\n-- onFailure, the instance's webhooks), set when the run is inserted and read only by the trigger\n-- durable_runs_followups (created with its function, durable_start_followups, by the function set:\n-- a migration holds no function, and a trigger needs its function to exist). It names targets\n-- only, never a secret. Null for nearly every run: the trigger's WHEN reads it first, so a run\n-- without hooks pays one null test per status change. No index: read by the row's trigger only.\n-- A nullable column without a default is added without rewriting the table.\n\nalter table durable_runs add column followups jsonb;\n"
   }
 ];
 
@@ -76,7 +76,7 @@ export const functionSet: {
   sha256: string;
   files: ReadonlyArray<{ name: string; sql: string }>;
 } = {
-  "revision": 28,
+  "revision": 29,
   "sha256": "586f7e0a7128951bcdd46cde132bd6aa07fad04ffbc29998f84de5ca063b07ff",
   "files": [
     {

@@ -1,4 +1,4 @@
--- Lifecycle hooks and outbound webhooks (docs/sql.md, "Migration 0017 and function set 28"; docs/guide/lifecycle.md).
+-- Lifecycle hooks and outbound webhooks (docs/sql.md, "Migration 0017 and function set 29"; docs/guide/lifecycle.md).
 -- One nullable column: `followups`, the runs a run's end starts (its workflow's onComplete and
 -- onFailure, the instance's webhooks), set when the run is inserted and read only by the trigger
 -- durable_runs_followups (created with its function, durable_start_followups, by the function set:
