@@ -1,5 +1,5 @@
 // The types every layer shares (a workflow, its context, the step API), apart from the code that implements them
-// (docs/layout.md). It imports only library types, signal-types.ts and event-types.ts, which it re-exports.
+// (docs/layout.md). It imports only library types and the vocabulary leaves (signal-, event- and lifecycle-types.ts).
 import type { Transaction } from "kysely";
 import type { z } from "zod";
 import type { EventSteps, EventSubscriber } from "./event-types";
@@ -17,10 +17,7 @@ import type {
 export type { CallbackSchemas, Jsonified, NoSignals, SignalName, SignalOutput, SignalPayload, SignalSchemas };
 export type * from "./event-types";
 
-/**
- * A length of time: milliseconds as a number, or a string `<number><unit>` with unit
- * `ms | s | m | h | d` ("250ms", "1.5s", "30s", "5m", "24h", "7d").
- */
+/** A length of time: milliseconds, or a string `<number><unit>`, unit `ms | s | m | h | d` ("250ms", "7d"). */
 export type Duration = number | string;
 
 export type RunState = "pending" | "running" | "waiting" | "completed" | "failed" | "cancelled";

@@ -47,13 +47,7 @@ export async function eventsInAndOut(scale: Scale): Promise<ScenarioResult> {
   const workerCount = scale.full ? 8 : 4;
   const durationMs = scale.full ? 40_000 : 12_000;
   const random = seeded(scale.seed + 14);
-  const secret = `whsec_${randomBytes(24).toString("base64")}`;
-  const receiver = await startWebhookReceiver(secret, seeded(scale.seed + 1_400));
-  const before = { url: process.env.CHAOS_WEBHOOK_URL, secret: process.env.CHAOS_WEBHOOK_SECRET };
-  // The harness's instances read them here; spawnWorker passes process.env on to the workers.
-  process.env.CHAOS_WEBHOOK_URL = receiver.url;
-  process.env.CHAOS_WEBHOOK_SECRET = secret;
-  try {
+  return withWebhookReceiver(scale, async (receiver) => {
     const { url, db } = await createChaosDatabase("durable_chaos_events");
     const publishers = await Promise.all([publisher(url), publisher(url)]);
     const everyWorker: Worker[] = [];
@@ -112,12 +106,27 @@ export async function eventsInAndOut(scale: Scale): Promise<ScenarioResult> {
         "late writes refused": await events(db, ["fence.rejected", "step.outcome-conflict"]),
       },
     };
+  });
+}
+
+/**
+ * Runs `scenario` with a webhook receiver listening and CHAOS_WEBHOOK_URL and CHAOS_WEBHOOK_SECRET
+ * set: the harness's instances read them here, and spawnWorker passes process.env on to the workers.
+ */
+async function withWebhookReceiver<T>(scale: Scale, scenario: (receiver: WebhookReceiver) => Promise<T>): Promise<T> {
+  const secret = `whsec_${randomBytes(24).toString("base64")}`;
+  const receiver = await startWebhookReceiver(secret, seeded(scale.seed + 1_400));
+  const before = {
+    CHAOS_WEBHOOK_URL: process.env.CHAOS_WEBHOOK_URL,
+    CHAOS_WEBHOOK_SECRET: process.env.CHAOS_WEBHOOK_SECRET,
+  };
+  process.env.CHAOS_WEBHOOK_URL = receiver.url;
+  process.env.CHAOS_WEBHOOK_SECRET = secret;
+  try {
+    return await scenario(receiver);
   } finally {
     await receiver.close();
-    for (const [name, value] of [
-      ["CHAOS_WEBHOOK_URL", before.url],
-      ["CHAOS_WEBHOOK_SECRET", before.secret],
-    ] as const) {
+    for (const [name, value] of Object.entries(before)) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
