@@ -54,6 +54,9 @@ export interface PublishOptions {
 
 export interface PublishResult {
   eventId: string;
-  /** The run started for each subscribed workflow (for a repeated id: those it started then). */
+  /**
+   * The run started for each subscribed workflow; for an id published before, the runs that event
+   * started for the workflows subscribed now.
+   */
   runs: Array<{ workflow: string; id: string }>;
 }

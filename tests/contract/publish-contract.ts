@@ -58,7 +58,19 @@ const slashed = defineWorkflow({
   run: async () => 1,
 });
 
-const workflows = [receipt, euOnly, other, unsubscribed, strict, loose, perCustomer, slashed];
+/** The instance the emitting workflow publishes through (set by the suite). */
+let current: Durable | undefined;
+// Publishes from a tx step, in the step's transaction: the event commits once, with the receipt.
+const emitter = defineWorkflow({
+  name: "emitter",
+  input: z.object({ orderId: z.string() }),
+  run: (ctx, input) =>
+    ctx.step.tx("emit", (tx) =>
+      current!.publish("order.created", { orderId: input.orderId, total: 3 }, { id: `emitted-${ctx.runId}`, tx }),
+    ),
+});
+
+const workflows = [receipt, euOnly, other, unsubscribed, strict, loose, perCustomer, slashed, emitter];
 
 export interface PublishSide {
   db: Kysely<any>;
@@ -90,6 +102,7 @@ export function runPublishContract(label: string, open: () => Promise<PublishSid
         defaults: { lease: "2s" },
         log: () => {},
       });
+      current = durable;
       await durable.migrate();
       await sql`create table if not exists app_orders (id text primary key)`.execute(side.db);
     });
@@ -98,6 +111,7 @@ export function runPublishContract(label: string, open: () => Promise<PublishSid
       await sql`truncate app_orders`.execute(side.db);
     });
     afterAll(async () => {
+      current = undefined;
       await durable?.close();
       await side?.close();
     });
@@ -224,6 +238,28 @@ export function runPublishContract(label: string, open: () => Promise<PublishSid
       expect(await counts()).toEqual({ events: 1, runs: 1 });
       await drain();
       expect((await durable.status("event:send-receipt/k-2"))?.status).toBe("completed");
+    });
+
+    it("from a tx step, in the step's transaction: the event commits once, with its receipt", async () => {
+      await durable.start(emitter, { orderId: "o-e" }, { id: "em-1" });
+      await drain();
+      expect((await durable.status("em-1"))!.output).toEqual({
+        eventId: "emitted-em-1",
+        runs: [{ workflow: "send-receipt", id: "event:send-receipt/emitted-em-1" }],
+      });
+      expect((await durable.status("event:send-receipt/emitted-em-1"))?.status).toBe("completed");
+      expect(await counts()).toEqual({ events: 1, runs: 2 });
+    });
+
+    it("a transaction that is not read committed is refused, and nothing is written", async () => {
+      const error = await side.db
+        .transaction()
+        .setIsolationLevel("repeatable read")
+        .execute((tx) => durable.publish("order.created", { orderId: "o-rr", total: 1 }, { id: "rr", tx }))
+        .catch((e: Error) => e);
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect((error as Error).message).toMatch(/the transaction is repeatable read; publish in a read committed one/);
+      expect(await counts()).toEqual({ events: 0, runs: 0 });
     });
 
     it("in the app's Drizzle transaction: rolled back, nothing; committed, the event and its runs", async () => {

@@ -2,6 +2,7 @@ import { drizzle } from "drizzle-orm/pglite";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineWorkflow, InvalidInputError } from "@/lib/durable";
+import { createTestDurable } from "@/lib/durable/testing";
 import { connect } from "@/lib/durable/drivers/connect";
 import { pgliteOf } from "@/lib/durable/drizzle";
 import { schema } from "../contract/drizzle-fixtures";
@@ -10,6 +11,24 @@ import { runPublishContract } from "../contract/publish-contract";
 runPublishContract("PGlite", async () => {
   const db = await connect("memory://");
   return { db, drizzle: drizzle({ client: pgliteOf(db), schema }), close: () => db.destroy() };
+});
+
+describe("publish on a database without the durable tables", () => {
+  it("a transaction on another database is refused clearly", async () => {
+    const durable = await createTestDurable({ workflows: [] });
+    const elsewhere = await connect("memory://");
+    try {
+      const error = await elsewhere
+        .transaction()
+        .execute((tx) => durable.publish("x", {}, { tx }))
+        .catch((e: Error) => e);
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect((error as Error).message).toMatch(/this database has no durable_publish: migrate\(\) it/);
+    } finally {
+      await elsewhere.destroy();
+      await durable.close();
+    }
+  });
 });
 
 describe("defineWorkflow({ on })", () => {

@@ -28,7 +28,8 @@ export interface PublishedEvent {
  * Inserts the event, its subscribers' runs and its deliveries to waiting event steps in one
  * statement (durable_publish), on `db` or on the app's transaction.
  * @throws RunStateConflictError when a run could not start because its singleton key is held
- * @throws InvalidInputError when `db` is a transaction that is not read committed
+ * @throws InvalidInputError when `db` is a transaction that is not read committed, or on a database
+ *   without the durable tables (another database, or not migrated)
  */
 export async function publishEvent(db: Executor, event: EventToPublish): Promise<PublishedEvent> {
   const runs = event.runs.map((run) => ({
@@ -55,6 +56,13 @@ export async function publishEvent(db: Executor, event: EventToPublish): Promise
       throw new RunStateConflictError(`event "${event.id}": ${message.slice("durable_publish: ".length)}`);
     }
     if (message.startsWith("durable_publish: ")) throw new InvalidInputError(message.slice("durable_publish: ".length));
+    if ((error as { code?: string }).code === "42883" && message.includes("durable_publish")) {
+      throw new InvalidInputError(
+        "publish: this database has no durable_publish: migrate() it, and give publish a transaction on the " +
+          "durable store's database",
+        { cause: error },
+      );
+    }
     throw error;
   }
 }

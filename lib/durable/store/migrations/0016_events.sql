@@ -5,7 +5,8 @@
 -- the event id is the caller's dedup key (a repeated publish with it starts nothing), `data` is
 -- the payload (sealed when encryption is on), `source` names the inbound route that published it
 -- (null: the app). Read by name since a time (a wait replayed after an event it had not seen), so
--- the index is (name, created_at); retention deletes by created_at.
+-- the index is (name, created_at); old events are deleted by age (docs/guide/events.md, "Keeping
+-- events"), so (created_at) too.
 create table durable_app_events (
   id durable_name primary key,
   name durable_name not null,
