@@ -36,6 +36,17 @@ export { defineWorkflow } from "./engine/define-workflow";
 export { type LifecycleInput, lifecycleInput } from "./engine/lifecycle";
 export { WEBHOOK_WORKFLOW, type WebhookEndpoint, type WebhookEvent } from "./engine/webhooks";
 export type { LifecycleHooks, LifecycleHookTarget } from "./lifecycle-types";
+export { approvalDecision } from "./engine/approval-rules";
+export type {
+  ApprovalDecision,
+  ApprovalPage,
+  ApprovalRule,
+  ApprovalsOptions,
+  DecideInput,
+  DecideResult,
+  PendingApproval,
+  WorkflowApprovals,
+} from "./engine/approval-types";
 export { MissingSecretError } from "./auth/secrets";
 export type { EncryptionKey, EncryptionOptions } from "./encryption/keys";
 export {
@@ -46,6 +57,7 @@ export {
   DurableError,
   FatalStepError,
   InvalidInputError,
+  NotAnApproverError,
   LeaseLostError,
   ResultTooLargeError,
   RetryableStepError,

@@ -1,5 +1,6 @@
-// The types of a workflow's signals and callbacks: their schemas by name, and what a wait on a
-// name resolves to and a sender passes. Part of the vocabulary that types.ts re-exports; it imports
+// The types of a workflow's signals and callbacks: their schemas by name, what a wait on a
+// name resolves to and a sender passes, and the signals it marks as approvals
+// (docs/guide/approvals.md). Part of the vocabulary that types.ts re-exports; it imports
 // only types from zod (docs/layout.md).
 import type { z } from "zod";
 
@@ -30,3 +31,23 @@ export type SignalOutput<TSignals extends SignalSchemas, K extends string> = K e
 export type SignalPayload<TSignals extends SignalSchemas, K extends string> = K extends keyof TSignals
   ? z.input<TSignals[K]>
   : unknown;
+
+/** How a wait marked as an approval is decided. */
+export interface ApprovalRule {
+  /** Distinct actors who must approve before the wait completes (a whole number, 1 by default). One reject decides. */
+  quorum?: number;
+  /**
+   * Asked before a decision is taken, with the actor and the run's input; `false` refuses the
+   * decision with `NotAnApproverError` (HTTP 403) and records nothing.
+   */
+  approvers?: (actor: string, input: any) => boolean | Promise<boolean>;
+}
+
+export interface WorkflowApprovals {
+  /**
+   * The signal names whose waits a person decides, each `true` or its rule: listed by
+   * `durable.approvals()`, decided by `durable.decide()` (never by `signal()`), and resolved to an
+   * `ApprovalDecision` (docs/guide/approvals.md).
+   */
+  approvals?: Record<string, ApprovalRule | true>;
+}

@@ -12,8 +12,8 @@ import type {
   SignalOutput,
   SignalPayload,
   SignalSchemas,
+  WorkflowApprovals,
 } from "./signal-types";
-
 export type { CallbackSchemas, Jsonified, NoSignals, SignalName, SignalOutput, SignalPayload, SignalSchemas };
 export type * from "./event-types";
 
@@ -61,7 +61,8 @@ export type SignalsOf<W extends AnyWorkflow> = W extends Workflow<any, any, infe
 
 export interface WorkflowDefinition<TInput extends z.ZodType, TOutput, TSignals extends SignalSchemas>
   extends LifecycleHooks,
-    EventSubscriber {
+    EventSubscriber,
+    WorkflowApprovals {
   /** Unique among the workflows of one `createDurable` (with `version`: per version); stored on every run. */
   name: string;
   /**

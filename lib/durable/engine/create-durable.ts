@@ -7,6 +7,7 @@
 //   callbacks.ts          completeCallback()
 //   run-callbacks.ts      callbacks(): a run's callback URLs, for the dashboard
 //   signal.ts             signal()
+//   approvals.ts          approvals(), decide(): the waits a person decides
 //   control.ts            cancel(), retry(), compact()
 //   operations.ts         cancelMany(), retryMany(), fork()
 //   reencrypt.ts          reencrypt(): stored payloads under the newest key
@@ -33,6 +34,7 @@ import { publish } from "./publish";
 import { reencryptRuns } from "./reencrypt";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
 import { sendSignal } from "./signal";
+import { decide, listPendingApprovals } from "./approvals";
 import { startManyRuns, startRun, statusTokenOf } from "./start";
 import { tickOnce } from "./tick";
 import { workUntilStopped } from "./work";
@@ -106,6 +108,8 @@ export function createDurable(options: DurableOptions): Durable {
     work: (workOptions) => workUntilStopped(instance, workOptions),
     advance: (id, advanceOptions) => advanceById(instance, id, advanceOptions),
     signal: ((signal: SignalInput) => sendSignal(instance, signal)) as Durable["signal"],
+    approvals: (approvalOptions) => listPendingApprovals(instance, approvalOptions),
+    decide: (decision) => decide(instance, decision),
     cancel: ((id: string, reasonOrOptions?: string | CancelOptions) =>
       cancelById(instance, id, reasonOrOptions)) as Durable["cancel"],
     retry: (id) => retryById(instance, id),

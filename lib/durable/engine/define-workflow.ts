@@ -4,6 +4,7 @@ import { InvalidInputError } from "../errors";
 import { isStorableName, NAME_RULE } from "../names";
 import type { Followups } from "../store";
 import type { AnyWorkflow, NoSignals, SignalSchemas, Workflow, WorkflowDefinition } from "../types";
+import { validateApprovals } from "./approval-rules";
 import { validateFlowControl } from "./flow-control";
 import { validateSubscription } from "./subscriptions";
 import { validateSchedule } from "./schedules";
@@ -58,6 +59,7 @@ export function defineWorkflow<TInput extends z.ZodType, TOutput, TSignals exten
   validateFlowControl(definition as AnyWorkflow);
   validateLifecycleHooks(definition as AnyWorkflow);
   validateSubscription(definition as AnyWorkflow);
+  validateApprovals(definition as AnyWorkflow);
   return Object.freeze({ ...definition });
 }
 

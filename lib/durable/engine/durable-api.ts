@@ -1,6 +1,7 @@
 // The public types of a durable instance: its options and the API `createDurable` answers
 // (create-durable.ts re-exports every name here, where index.ts and testing.ts import them).
 import type { z } from "zod";
+import type { ApprovalPage, ApprovalsOptions, DecideInput, DecideResult } from "./approval-types";
 import type { AnyKysely } from "../drivers/connect";
 import type { EncryptionOptions } from "../encryption/keys";
 import type { PublishOptions, PublishResult } from "../event-types";
@@ -375,6 +376,16 @@ export interface Durable extends WingMethods {
   signal<W extends AnyWorkflow, K extends SignalName<SignalsOf<W>>>(
     signal: TypedSignalInput<W, K>,
   ): Promise<SignalResult>;
+  /**
+   * The waits a person decides (signals a workflow marks in `approvals`), newest run first, with
+   * each run's input opened and the decisions so far (docs/guide/approvals.md).
+   */
+  approvals(options?: ApprovalsOptions): Promise<ApprovalPage>;
+  /**
+   * One person's decision on a run's approval: recorded with its actor and reason; a reject, or the
+   * approval that reaches the quorum, completes the wait. Later decisions on it: RunStateConflictError (409).
+   */
+  decide(decision: DecideInput): Promise<DecideResult>;
   /**
    * Cancels a run that is not terminal, and its non-terminal children (and theirs) unless
    * `children: "keep"`; each owner's abortSignal fires at its next write.

@@ -1,10 +1,11 @@
 // `signal()`: a delivery into a run's mailbox, validated against the schemas of the version the
 // run started with (docs/model.md; the next wait on the name takes it, in order).
-import { RunNotFoundError, RunStateConflictError } from "../errors";
+import { InvalidInputError, RunNotFoundError, RunStateConflictError } from "../errors";
 import { toJsonText } from "../json";
 import { isStorableName, storableName } from "../names";
 import { deliverSignal, findRunWorkflow } from "../store";
 import type { AnyWorkflow } from "../types";
+import { approvalRuleOf } from "./approval-rules";
 import { versionKey } from "./define-workflow";
 import type { SignalInput, SignalResult, TypedSignalInput } from "./durable-api";
 import { assertOpen, type DurableInstance } from "./instance";
@@ -26,6 +27,13 @@ export async function sendSignal(
   if (named) expectWorkflow(runId, found.workflow, named);
   // The version the run started with declares its signals.
   const definition = instance.registry.byVersion.get(versionKey(found.workflow, found.version));
+  // An approval's wait is completed by the decisions of people, never by a plain delivery
+  // (docs/guide/approvals.md): decide() checks the approvers and the quorum.
+  if (approvalRuleOf(definition, name)) {
+    throw new InvalidInputError(
+      `signal "${name}" of workflow "${found.workflow}" is an approval: decide it with decide()`,
+    );
+  }
   const plainJson = toJsonText(validateSignal(definition, name, payload), {
     limit: instance.settings.maxResultBytes,
   });

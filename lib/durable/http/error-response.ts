@@ -7,6 +7,7 @@ const HTTP_STATUS_BY_CODE: Record<string, number> = {
   workflow_not_found: 404,
   invalid_input: 422,
   unauthorized: 401,
+  not_an_approver: 403,
   run_state_conflict: 409,
 };
 

@@ -60,3 +60,11 @@ export {
   type StoredPayload,
   writePayload,
 } from "./reencrypt-payloads";
+export { type DecisionOutcome, type DecisionRequest, decideApproval } from "./decide-approval";
+export {
+  type ApprovalQuery,
+  type ApprovalRow,
+  type ApprovalTarget,
+  checkApprovalCursor,
+  listApprovals,
+} from "./list-approvals";

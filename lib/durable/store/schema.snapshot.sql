@@ -29,6 +29,19 @@ CREATE INDEX durable_app_events_by_age ON public.durable_app_events USING btree 
 CREATE INDEX durable_app_events_by_name ON public.durable_app_events USING btree (name, created_at);
 CREATE UNIQUE INDEX durable_app_events_pkey ON public.durable_app_events USING btree (id);
 
+create table durable_approval_decisions (
+  run_id text not null,
+  step_id text not null,
+  actor text not null,
+  approved boolean not null,
+  reason jsonb,
+  decided_at timestamp with time zone not null default durable_now()
+);
+alter table durable_approval_decisions add constraint durable_approval_decisions_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 255)));
+alter table durable_approval_decisions add constraint durable_approval_decisions_pkey PRIMARY KEY (run_id, step_id, actor);
+alter table durable_approval_decisions add constraint durable_approval_decisions_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs(id) ON DELETE CASCADE;
+CREATE UNIQUE INDEX durable_approval_decisions_pkey ON public.durable_approval_decisions USING btree (run_id, step_id, actor);
+
 create table durable_callbacks (
   id text not null,
   run_id text not null,
@@ -736,6 +749,57 @@ AS $function$
        and workflow in (select jsonb_array_elements_text(p_workflows))
        and durable_version_registered(p_versions, r.workflow, r.version)
      limit p_cap) due
+$function$;
+
+CREATE OR REPLACE FUNCTION public.durable_decide_approval(p_run_id text, p_name text, p_actor text, p_approved boolean, p_reason jsonb, p_quorum integer, p_payload jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_now timestamptz := durable_now();
+  v_run durable_runs;
+  v_step_id text;
+  v_approvals integer;
+begin
+  -- Lock the run first (see durable_suspend_run): no wake-up is lost between the two, and racing
+  -- decisions are taken one after the other.
+  select * into v_run from durable_runs where id = p_run_id for update;
+  if not found then
+    return jsonb_build_object('outcome', 'not_found');
+  end if;
+  if v_run.status in ('completed', 'failed', 'cancelled') then
+    return jsonb_build_object('outcome', 'terminal');
+  end if;
+  select step_id into v_step_id from durable_steps
+   where run_id = p_run_id and status = 'waiting' and kind = 'signal'
+     and coalesce(signal_name, step_id) = p_name
+   order by seq limit 1;
+  if not found then
+    return jsonb_build_object('outcome', 'not_waiting');
+  end if;
+  if exists (select 1 from durable_signals where run_id = p_run_id and name = p_name and taken_by is null) then
+    return jsonb_build_object('outcome', 'decided', 'stepId', v_step_id);
+  end if;
+
+  insert into durable_approval_decisions (run_id, step_id, actor, approved, reason, decided_at)
+  values (p_run_id, v_step_id, p_actor, p_approved, p_reason, v_now)
+  on conflict do nothing;
+  if not found then
+    return jsonb_build_object('outcome', 'repeat_actor', 'stepId', v_step_id);
+  end if;
+  select count(*) into v_approvals from durable_approval_decisions
+   where run_id = p_run_id and step_id = v_step_id and approved;
+  if p_approved and v_approvals < p_quorum then
+    return jsonb_build_object('outcome', 'recorded', 'stepId', v_step_id, 'approvals', v_approvals);
+  end if;
+
+  insert into durable_signals (run_id, name, payload, delivery_id, created_at, payload_bytes)
+  values (p_run_id, p_name, p_payload, null, v_now, octet_length(p_payload::text));
+  if v_run.status = 'waiting' then
+    update durable_runs set wake_at = v_now, updated_at = v_now where id = p_run_id;
+  end if;
+  return jsonb_build_object('outcome', 'completed', 'stepId', v_step_id, 'approvals', v_approvals);
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.durable_deliver_callback(p_id text, p_payload jsonb, p_delivery_key text)

@@ -168,6 +168,17 @@ export interface DurableSchedulesTable {
   updated_at: Generated<Date>;
 }
 
+/** A person's decision on an approval wait (0018; docs/guide/approvals.md). */
+export interface DurableApprovalDecisionsTable {
+  run_id: string;
+  step_id: string;
+  actor: string;
+  approved: boolean;
+  /** Sealed like an error message (engine/payloads.ts); null when none was given. */
+  reason: Json | null;
+  decided_at: Generated<Date>;
+}
+
 export interface DurableTables {
   durable_runs: DurableRunsTable;
   durable_steps: DurableStepsTable;
@@ -178,6 +189,7 @@ export interface DurableTables {
   durable_callbacks: DurableCallbacksTable;
   durable_chats: DurableChatsTable;
   durable_app_events: DurableAppEventsTable;
+  durable_approval_decisions: DurableApprovalDecisionsTable;
 }
 
 /** The database as the store sees it: only the durable_* tables, whatever else the app keeps there. */
