@@ -10,6 +10,7 @@ export const createTestDatabase = createServerDatabase;
 /** Empties the durable tables and puts the database clock back: a clean slate between tests. */
 export async function resetDurableTables(db: Kysely<any>): Promise<void> {
   await sql`truncate durable_stream_chunks, durable_events, durable_signals, durable_steps, durable_callbacks,
-             durable_chats, durable_runs, durable_schedules, durable_app_events`.execute(db);
+             durable_chats, durable_approval_decisions, durable_runs, durable_schedules,
+             durable_app_events`.execute(db);
   await sql`update durable_clock set shift = interval '0'`.execute(db);
 }
