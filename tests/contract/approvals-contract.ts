@@ -86,8 +86,9 @@ export function runApprovalsContract(label: string, open: () => Promise<Kysely<a
 
     it("a quorum of distinct actors completes the wait with the last decision's actor and reason", async () => {
       await startWaiting(durable, "d2");
-      expect(await durable.decide({ runId: "d2", name: "ship", actor: "ann", approved: true, reason: "looks fine" }))
-        .toEqual({ ok: true, completed: false, approvals: 1, quorum: 2 });
+      expect(
+        await durable.decide({ runId: "d2", name: "ship", actor: "ann", approved: true, reason: "looks fine" }),
+      ).toEqual({ ok: true, completed: false, approvals: 1, quorum: 2 });
       const listed = (await durable.approvals()).approvals[0]!;
       expect(listed.decisions).toMatchObject([{ actor: "ann", approved: true, reason: "looks fine" }]);
       // The same actor again is no second vote.
@@ -125,8 +126,9 @@ export function runApprovalsContract(label: string, open: () => Promise<Kysely<a
 
     it("one reject decides, whatever the quorum", async () => {
       await startWaiting(durable, "d3");
-      expect(await durable.decide({ runId: "d3", name: "ship", actor: "ann", approved: false, reason: "not today" }))
-        .toMatchObject({ completed: true, approvals: 0 });
+      expect(
+        await durable.decide({ runId: "d3", name: "ship", actor: "ann", approved: false, reason: "not today" }),
+      ).toMatchObject({ completed: true, approvals: 0 });
       await durable.advance("d3");
       expect((await durable.status("d3"))?.output).toEqual({
         service: "svc-d3",

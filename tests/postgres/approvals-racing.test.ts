@@ -50,7 +50,9 @@ beforeAll(async () => {
   setup = createDurable({ db: admin, workflows: [single, pair], log: () => {} });
   await setup.migrate();
   for (const _ of ACTORS) {
-    deciders.push(createDurable({ db: await connect(url, { driver: "pg" }), workflows: [single, pair], log: () => {} }));
+    deciders.push(
+      createDurable({ db: await connect(url, { driver: "pg" }), workflows: [single, pair], log: () => {} }),
+    );
   }
 });
 afterAll(async () => {
