@@ -1,7 +1,7 @@
 // Encryption at rest, seen from the database alone (docs/guide/encryption.md, "What someone with
 // the database alone learns"): one suite run on every database. A run that touches every kind of
 // payload (input, a step's result, a step's error, a signal, a callback, a stream, the run's output;
-// another run's error, a cancel's reason; the input of each one's onComplete / onFailure hook,
+// another run's error, a cancel's reason, an approval's reasons (docs/guide/approvals.md); the input of each one's onComplete / onFailure hook,
 // which copies its output or error; a chat turn through the ai wing, its answer streamed by
 // the mock model) leaves no row of any durable_% table holding one of its plaintext markers when
 // the instance encrypts, and every reader still answers plain values. With encryption off, the same
@@ -42,6 +42,7 @@ const MARK = {
   cancel: `CANCELmark${tag}`,
   chat: `CHATmark${tag}`,
   event: `EVENTmark${tag}`,
+  reason: `REASONmark${tag}`,
 };
 const markers = Object.values(MARK);
 
@@ -155,6 +156,15 @@ const streamer = defineWorkflow({
   },
 });
 
+// Two approvers: the first's reason stays only in durable_approval_decisions, the second's also
+// reaches the mailbox, the receipt and the output.
+const approval = defineWorkflow({
+  name: "enc-approval",
+  input: z.object({}),
+  approvals: { ship: { quorum: 2 } },
+  run: (ctx) => ctx.step.waitForSignal("ship"),
+});
+
 const user = (id: string, text: string): UIMessage => ({ id, role: "user", parts: [{ type: "text", text }] });
 
 /** Runs the workflows above to their ends on `durable` and checks every reader answers plain values. */
@@ -217,6 +227,19 @@ async function exerciseEverything(durable: Durable): Promise<void> {
   expect(await durable.advance("waiter-read")).toBe("completed");
   expect((await durable.status("waiter-read"))!.output).toEqual({ ticket: "t-read", text: MARK.event });
 
+  await durable.start(approval, {}, { id: "approval" });
+  expect(await durable.advance("approval")).toBe("waiting");
+  await durable.decide({ runId: "approval", name: "ship", actor: "ann", approved: true, reason: `1 ${MARK.reason}` });
+  const [pending] = (await durable.approvals({ workflow: "enc-approval" })).approvals;
+  expect(pending!.decisions.map((d) => d.reason)).toEqual([`1 ${MARK.reason}`]);
+  await durable.decide({ runId: "approval", name: "ship", actor: "bob", approved: true, reason: `2 ${MARK.reason}` });
+  expect(await durable.advance("approval")).toBe("completed");
+  expect((await durable.status("approval"))!.output).toEqual({
+    approved: true,
+    actor: "bob",
+    reason: `2 ${MARK.reason}`,
+  });
+
   const turn = await startChatTurn(durable, chat, { chatId: "chat-1", messages: [user("m1", MARK.chat)] });
   expect(await durable.advance(turn.runId)).toBe("completed");
   const history = await loadChat(durable, "chat-1");
@@ -235,7 +258,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       const encryption = keys ? { keys } : undefined;
       const durable = createDurable({
         db,
-        workflows: [everything, failing, parked, chat, streamer, ended, subscriber, eventWaiter],
+        workflows: [everything, failing, parked, chat, streamer, ended, subscriber, eventWaiter, approval],
         baseUrl: "https://app.example.com",
         encryption,
         log: () => {},
@@ -268,6 +291,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
         "durable_events.data",
         "durable_chats.chat_id",
         "durable_app_events.data",
+        "durable_approval_decisions.reason",
       ]) {
         expect(columns).toContain(column);
       }
