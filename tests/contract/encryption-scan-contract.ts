@@ -365,5 +365,22 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
         fromTemplate([{ text: "@" }, "@"]),
       );
     });
+
+    it("reencrypt moves an approval decision's reason to the new key; approvals() still opens it", async () => {
+      await resetDurableTables(db);
+      const k1 = { id: "k1", secret: randomBytes(32).toString("base64") };
+      const k2 = { id: "k2", secret: randomBytes(32).toString("base64") };
+      const before = instance([k1]);
+      await before.start(approval, {}, { id: "a-rot" });
+      expect(await before.advance("a-rot")).toBe("waiting");
+      await before.decide({ runId: "a-rot", name: "ship", actor: "ann", approved: true, reason: MARK.reason });
+      const rotated = instance([k2, { ...k1, decryptOnly: true }]);
+      expect((await rotated.reencrypt()).runs).toBe(1);
+      const { rows } = await sql<{ reason: string }>`
+        select reason from durable_approval_decisions where run_id = 'a-rot'`.execute(db);
+      expect(rows.map((row) => row.reason.slice(0, 10))).toEqual(["$denc1.k2."]);
+      const [pending] = (await instance([k2]).approvals()).approvals;
+      expect(pending!.decisions.map((d) => d.reason)).toEqual([MARK.reason]);
+    });
   });
 }

@@ -29,6 +29,14 @@ export const PAYLOAD_COLUMNS: PayloadColumn[] = [
   { table: "durable_callbacks", column: "payload", key: ["id"], runIdColumn: "run_id", kind: "value" },
   // Each chunk sealed on its own (engine/run/run-streams.ts); a chunk is never updated but here.
   { table: "durable_stream_chunks", column: "data", key: ["run_id", "seq"], runIdColumn: "run_id", kind: "value" },
+  // A person's reason for an approval decision (docs/guide/approvals.md), sealed whole.
+  {
+    table: "durable_approval_decisions",
+    column: "reason",
+    key: ["run_id", "step_id", "actor"],
+    runIdColumn: "run_id",
+    kind: "value",
+  },
   {
     table: "durable_events",
     column: "data",
