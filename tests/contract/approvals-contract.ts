@@ -5,7 +5,6 @@ import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
-  type ApprovalDecision,
   approvalDecision,
   createDurable,
   type Durable,
@@ -29,7 +28,7 @@ export const deploy = defineWorkflow({
     },
   },
   async run(ctx, input) {
-    const decision: ApprovalDecision = await ctx.step.waitForSignal("ship");
+    const decision = await ctx.step.waitForSignal("ship");
     return { service: input.service, ...decision };
   },
 });
@@ -114,9 +113,8 @@ export function runApprovalsContract(label: string, open: () => Promise<Kysely<a
         RunStateConflictError,
       );
       const rows = (
-        await sql<any>`select actor, approved from durable_approval_decisions where run_id = 'd2' order by actor`.execute(
-          db,
-        )
+        await sql<any>`select actor, approved from durable_approval_decisions
+                        where run_id = 'd2' order by actor`.execute(db)
       ).rows;
       expect(rows).toEqual([
         { actor: "ann", approved: true },

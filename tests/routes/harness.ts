@@ -88,6 +88,7 @@ const TABLES = [
   "durable_stream_chunks",
   "durable_schedules",
   "durable_app_events",
+  "durable_approval_decisions",
 ];
 
 /** Row count and md5 of every durable table's rows (as text, in a stable order). */

@@ -11,6 +11,13 @@ const signalBody = z.object({
   payload: z.unknown().optional(),
   /** Delivery id for dedup when the admin bearer is used; webhooks use `webhook-id`. */
   id: storedName.optional(),
+  /**
+   * A decision on an approval (docs/guide/approvals.md): with `actor`, the request is
+   * `durable.decide({ runId, name, actor, approved, reason })`, checked there, and takes no payload.
+   */
+  actor: z.unknown().optional(),
+  approved: z.unknown().optional(),
+  reason: z.unknown().optional(),
 });
 
 /**
@@ -43,7 +50,9 @@ function authorizeSignal(ctx: RouteContext, request: Request, raw: Uint8Array): 
 
 /**
  * `POST /api/durable/signal`: delivers one signal to a run, at most once per delivery id, and
- * advances the run after the answer when the signal was new (202 either way).
+ * advances the run after the answer when the signal was new (202 either way). A body with `actor`
+ * is a decision on an approval instead (`decide()`: 403 for an actor the approvers refuse, 409
+ * once the wait is decided), and advances the run when it completed the wait.
  */
 export function signalRoute(ctx: RouteContext): Methods<Handler> {
   return allowOnly<Handler>({
@@ -53,6 +62,17 @@ export function signalRoute(ctx: RouteContext): Methods<Handler> {
       const deliveryId = authorizeSignal(ctx, request, raw);
       const body = parseWith(signalBody, parseJson(raw), "signal request");
       const durable = await ctx.durable();
+      if (body.actor !== undefined) {
+        const decided = await durable.decide({
+          runId: body.runId,
+          name: body.name,
+          actor: body.actor as string,
+          approved: body.approved as boolean,
+          ...(body.reason === undefined ? {} : { reason: body.reason as string }),
+        });
+        if (decided.completed) ctx.advanceAfterResponse(durable, body.runId, startedAt);
+        return json(202, decided);
+      }
       const id = deliveryId ?? body.id;
       const result = await durable.signal({
         runId: body.runId,
