@@ -3,9 +3,9 @@
 // payload (input, a step's result, a step's error, a signal, a callback, a stream, the run's output;
 // another run's error, a cancel's reason, an approval's reasons (docs/guide/approvals.md); the
 // input of each one's onComplete / onFailure hook, which copies its output or error; a chat turn
-// through the ai wing, its answer streamed by the mock model) leaves no row of any durable_% table holding one of its plaintext markers when
-// the instance encrypts, and every reader still answers plain values. With encryption off, the same
-// scan finds them: the scan can fail.
+// through the ai wing, its answer streamed by the mock model) leaves no row of any durable_% table
+// holding one of its plaintext markers when the instance encrypts, and every reader still answers
+// plain values. With encryption off, the same scan finds them: the scan can fail.
 import { randomBytes } from "node:crypto";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { convertToModelMessages, type UIMessage } from "ai";
