@@ -30,7 +30,7 @@ const DURABLE_ERROR_NAMES = new Set([
   "WorkflowNotFoundError",
   "InvalidInputError",
   "UnauthorizedError",
-  "NotAnApproverError",
+  "NotAnApproverError", // engine/approval-errors.ts
   "RunStateConflictError",
   "ChildRunFailedError",
   "CallbackNotFoundError",
@@ -247,20 +247,6 @@ export class UnauthorizedError extends DurableError {
   }
   static is(e: unknown): e is UnauthorizedError {
     return hasName(e, "UnauthorizedError");
-  }
-}
-
-/**
- * Thrown by `durable.decide()` when the workflow's `approvers(actor, input)` check refuses the
- * actor (docs/guide/approvals.md). HTTP 403. Nothing was recorded.
- */
-export class NotAnApproverError extends DurableError {
-  constructor(message: string, options?: DurableErrorOptions) {
-    super("not_an_approver", message, options);
-    this.name = "NotAnApproverError";
-  }
-  static is(e: unknown): e is NotAnApproverError {
-    return hasName(e, "NotAnApproverError");
   }
 }
 

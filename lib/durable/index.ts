@@ -36,6 +36,7 @@ export { defineWorkflow } from "./engine/define-workflow";
 export { type LifecycleInput, lifecycleInput } from "./engine/lifecycle";
 export { WEBHOOK_WORKFLOW, type WebhookEndpoint, type WebhookEvent } from "./engine/webhooks";
 export type { LifecycleHooks, LifecycleHookTarget } from "./lifecycle-types";
+export { NotAnApproverError } from "./engine/approval-errors";
 export { approvalDecision } from "./engine/approval-rules";
 export type {
   ApprovalDecision,
@@ -57,7 +58,6 @@ export {
   DurableError,
   FatalStepError,
   InvalidInputError,
-  NotAnApproverError,
   LeaseLostError,
   ResultTooLargeError,
   RetryableStepError,

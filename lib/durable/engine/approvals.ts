@@ -1,7 +1,8 @@
 // durable.decide() and durable.approvals(): the waits a person decides, across runs
 // (docs/guide/approvals.md; the SQL in docs/sql.md, "durable_decide_approval").
 import type { ApprovalPage, ApprovalsOptions, DecideInput, DecideResult, PendingApproval } from "./approval-types";
-import { InvalidInputError, NotAnApproverError, RunNotFoundError, RunStateConflictError } from "../errors";
+import { InvalidInputError, RunNotFoundError, RunStateConflictError } from "../errors";
+import { NotAnApproverError } from "./approval-errors";
 import { toJsonText } from "../json";
 import { isStorableName, storableName } from "../names";
 import {
