@@ -13,6 +13,7 @@ import { orderPayment } from "./workflows/order-payment";
 import { orderShipping } from "./workflows/order-shipping";
 import { outboxDelivery } from "./workflows/outbox-delivery";
 import { planApproval } from "./workflows/plan-approval";
+import { release } from "./workflows/release";
 import { reportExport } from "./workflows/report-export";
 import { research } from "./workflows/research";
 import { supportChat } from "./workflows/support-chat";
@@ -31,6 +32,7 @@ export const workflows = [
   orderPayment,
   orderShipping,
   supportChat,
+  release,
 ];
 
 /** The app's durable instance (one database handle per process; see createAppDurable). */

@@ -21,6 +21,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             </Link>
             <nav className="topnav">
               <Link href="/">Runs</Link>
+              <Link href="/approvals">Approvals</Link>
               <Link href="/mock-providers">Mock providers</Link>
             </nav>
           </div>
