@@ -16,6 +16,6 @@ export const release = defineWorkflow({
     if (!decision) return { service: input.service, shipped: false, reason: "no decision within 7 days" };
     if (!decision.approved)
       return { service: input.service, shipped: false, by: decision.actor, reason: decision.reason };
-    return ctx.step.run("ship", () => ({ service: input.service, shipped: true, by: decision.actor }));
+    return ctx.step.run("deploy", () => ({ service: input.service, shipped: true, by: decision.actor }));
   },
 });
