@@ -67,11 +67,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("approvals inbox in Ch
     await start("rel-api", "api", ["e2e-release"]);
     await start("rel-web", "web", ["e2e-release"]);
     await start("rel-other", "billing", ["other-release"]);
-    await eventually(
-      async () =>
-        (await Promise.all(["rel-api", "rel-web", "rel-other"].map(runOf))).every((r) => r.status === "waiting"),
-      { what: "the releases waiting for their approvals" },
-    );
+    // One client, one query at a time.
+    for (const id of ["rel-api", "rel-web", "rel-other"]) {
+      await eventually(async () => (await runOf(id)).status === "waiting", { what: `${id} waiting for its approval` });
+    }
   }, 300_000);
 
   afterAll(async () => {
