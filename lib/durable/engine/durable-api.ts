@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { AnyKysely } from "../drivers/connect";
 import type { EncryptionOptions } from "../encryption/keys";
 import type { PublishOptions, PublishResult } from "../event-types";
+import type { DurableMetrics } from "../metrics-types";
 import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
@@ -352,6 +353,13 @@ export interface Durable extends WingMethods {
   work(options?: WorkOptions): Promise<WorkReport>;
   /** How many runs a claim would take now, counted up to `max` (default 1,000). */
   countDue(options?: { max?: number }): Promise<number>;
+  /**
+   * One scrape's figures, in one statement (docs/guide/metrics.md): the runs not finished by
+   * workflow and status, those finished in the last 5 minutes, the due backlog and the age of the
+   * oldest due run, expired leases, waits by kind, steps and retries by workflow. Only registered
+   * workflows are named; the others count under `workflow: null`.
+   */
+  metrics(): Promise<DurableMetrics>;
   /** The registered schedules and their next slots. */
   schedules(): Promise<ScheduleInfo[]>;
   /**

@@ -1167,6 +1167,47 @@ AS $function$
            order by seq limit 100) g
 $function$;
 
+CREATE OR REPLACE FUNCTION public.durable_metrics(p_workflows jsonb, p_window_seconds integer)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  with clock as (select durable_now() as now),
+  live as (
+    select case when p_workflows ? r.workflow then r.workflow::text end as workflow,
+           r.id, r.status, r.wake_at, r.lease_until
+      from durable_runs r
+     where r.status in ('pending', 'running', 'waiting')),
+  finished as (
+    select case when p_workflows ? r.workflow then r.workflow::text end as workflow, r.id, r.status
+      from durable_runs r, clock
+     where r.status in ('completed', 'failed', 'cancelled')
+       and r.finished_at >= clock.now - make_interval(secs => greatest(p_window_seconds, 0))),
+  in_view as (select workflow, id from live union all select workflow, id from finished),
+  step_totals as (
+    select v.workflow, count(*) as steps, coalesce(sum(greatest(s.attempt - 1, 0)), 0) as retries
+      from in_view v join durable_steps s on s.run_id = v.id
+     where s.kind <> 'patch'
+     group by v.workflow)
+  select jsonb_build_object(
+    'runs', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'status', status, 'count', n)), '[]')
+               from (select workflow, status, count(*) as n from live group by workflow, status) g),
+    'finished', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'status', status, 'count', n)), '[]')
+                   from (select workflow, status, count(*) as n from finished group by workflow, status) g),
+    'due', (select count(*) from live, clock where live.wake_at <= clock.now),
+    'oldestDueSeconds', (select extract(epoch from clock.now - min(live.wake_at))
+                           from live, clock where live.wake_at <= clock.now group by clock.now),
+    'expiredLeases', (select count(*) from live, clock where live.status = 'running' and live.lease_until < clock.now),
+    'waits', (select coalesce(jsonb_agg(jsonb_build_object('kind', kind, 'count', n)), '[]')
+                from (select s.kind, count(*) as n
+                        from live join durable_steps s on s.run_id = live.id
+                       where live.status = 'waiting' and s.status = 'waiting'
+                       group by s.kind) w),
+    'steps', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'steps', steps, 'retries', retries)), '[]')
+                from step_totals))
+  from clock
+$function$;
+
 CREATE OR REPLACE FUNCTION public.durable_note_rejection(p_run_id text, p_fence bigint, p_write text)
  RETURNS void
  LANGUAGE sql

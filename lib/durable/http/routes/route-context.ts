@@ -1,5 +1,5 @@
 import { getDeadline as vercelDeadline, waitUntil as vercelWaitUntil } from "@vercel/functions";
-import { matchesAnySecret, secretsEqual } from "../../auth/constant-time";
+import { matchesAnySecret } from "../../auth/constant-time";
 import { resolveSecret, type SecretName } from "../../auth/secrets";
 import type { Durable } from "../../engine/create-durable";
 import { InvalidInputError, UnauthorizedError } from "../../errors";
@@ -29,8 +29,8 @@ export interface RouteContext {
   readonly log: (message: string) => void;
   /** Resolved per request: a missing secret in production throws MissingSecretError (→ 503). */
   secret(name: SecretName): string;
-  /** Refuses (401) a request whose `Authorization: Bearer` is not the secret `name`. */
-  requireBearer(request: Request, name: SecretName): void;
+  /** Refuses (401) a request whose `Authorization: Bearer` is not the secret `name` (or one of `names`). */
+  requireBearer(request: Request, name: SecretName | readonly SecretName[]): void;
   /**
    * Whether the request may read run `id` (its status, its stream): the bearer is the run's status
    * token or the admin secret. Callers answer an unknown run and a refusal with the same 404, so a
@@ -133,9 +133,9 @@ export function createRouteContext(getDurable: () => Promise<Durable>, options: 
     budgetMs,
     afterResponse,
     requireBearer(request, name) {
-      const expected = secret(name);
+      const expected = (typeof name === "string" ? [name] : name).map(secret);
       const token = bearerOf(request);
-      if (token === null || !secretsEqual(token, expected)) throw new UnauthorizedError("missing or wrong credentials");
+      if (token === null || !matchesAnySecret(token, expected)) throw new UnauthorizedError("missing or wrong credentials");
     },
     mayRead(request, durable, id) {
       const token = bearerOf(request);
