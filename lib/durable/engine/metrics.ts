@@ -7,7 +7,7 @@ import { assertOpen, type DurableInstance } from "./instance";
 export const METRICS_WINDOW_SECONDS = 300;
 
 /** `metrics()`: labelled by the registered workflows only, so the labels stay bounded. */
-export function readDurableMetrics(instance: DurableInstance): Promise<DurableMetrics> {
+export async function readDurableMetrics(instance: DurableInstance): Promise<DurableMetrics> {
   assertOpen(instance);
   return readMetrics(instance.db, instance.names, METRICS_WINDOW_SECONDS);
 }

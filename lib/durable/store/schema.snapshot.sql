@@ -1190,20 +1190,23 @@ AS $function$
      where s.kind <> 'patch'
      group by v.workflow)
   select jsonb_build_object(
-    'runs', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'status', status, 'count', n)), '[]')
+    'runs', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'status', status, 'count', n)
+                                   order by workflow, status), '[]')
                from (select workflow, status, count(*) as n from live group by workflow, status) g),
-    'finished', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'status', status, 'count', n)), '[]')
+    'finished', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'status', status, 'count', n)
+                                   order by workflow, status), '[]')
                    from (select workflow, status, count(*) as n from finished group by workflow, status) g),
     'due', (select count(*) from live, clock where live.wake_at <= clock.now),
     'oldestDueSeconds', (select extract(epoch from clock.now - min(live.wake_at))
                            from live, clock where live.wake_at <= clock.now group by clock.now),
     'expiredLeases', (select count(*) from live, clock where live.status = 'running' and live.lease_until < clock.now),
-    'waits', (select coalesce(jsonb_agg(jsonb_build_object('kind', kind, 'count', n)), '[]')
+    'waits', (select coalesce(jsonb_agg(jsonb_build_object('kind', kind, 'count', n) order by kind), '[]')
                 from (select s.kind, count(*) as n
                         from live join durable_steps s on s.run_id = live.id
                        where live.status = 'waiting' and s.status = 'waiting'
                        group by s.kind) w),
-    'steps', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'steps', steps, 'retries', retries)), '[]')
+    'steps', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'steps', steps, 'retries', retries)
+                                   order by workflow), '[]')
                 from step_totals))
   from clock
 $function$;

@@ -1,6 +1,6 @@
 import { getDeadline as vercelDeadline, waitUntil as vercelWaitUntil } from "@vercel/functions";
 import { matchesAnySecret } from "../../auth/constant-time";
-import { resolveSecret, type SecretName } from "../../auth/secrets";
+import { MissingSecretError, resolveSecret, type SecretName } from "../../auth/secrets";
 import type { Durable } from "../../engine/create-durable";
 import { InvalidInputError, UnauthorizedError } from "../../errors";
 import { errorBody, httpStatusOf } from "../error-response";
@@ -133,7 +133,7 @@ export function createRouteContext(getDurable: () => Promise<Durable>, options: 
     budgetMs,
     afterResponse,
     requireBearer(request, name) {
-      const expected = (typeof name === "string" ? [name] : name).map(secret);
+      const expected = acceptedSecrets(typeof name === "string" ? [name] : name, secret);
       const token = bearerOf(request);
       if (token === null || !matchesAnySecret(token, expected)) throw new UnauthorizedError("missing or wrong credentials");
     },
@@ -163,6 +163,26 @@ export function createRouteContext(getDurable: () => Promise<Durable>, options: 
         }
       },
   };
+}
+
+/**
+ * The secrets a bearer may be, of `names`: one unset in production (MissingSecretError) is left out,
+ * so a route that takes either of two secrets works with one set; with none set, the first error
+ * stands (503). An unset secret never matches: the check stays closed.
+ */
+function acceptedSecrets(names: readonly SecretName[], secret: (name: SecretName) => string): string[] {
+  const accepted: string[] = [];
+  let missing: unknown = null;
+  for (const name of names) {
+    try {
+      accepted.push(secret(name));
+    } catch (e) {
+      if (!(e instanceof MissingSecretError) || names.length === 1) throw e;
+      if (missing === null) missing = e;
+    }
+  }
+  if (accepted.length === 0) throw missing;
+  return accepted;
 }
 
 /**
