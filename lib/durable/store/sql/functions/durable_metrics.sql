@@ -26,10 +26,15 @@ language sql stable as $$
      where r.status in ('completed', 'failed', 'cancelled')
        and r.finished_at >= clock.now - make_interval(secs => greatest(p_window_seconds, 0))),
   in_view as (select workflow, id from live union all select workflow, id from finished),
+  -- Each run's steps through durable_steps' primary key (lateral: a lookup per run in view, never a
+  -- scan of the steps of every run kept).
   step_totals as (
-    select v.workflow, count(*) as steps, coalesce(sum(greatest(s.attempt - 1, 0)), 0) as retries
-      from in_view v join durable_steps s on s.run_id = v.id
-     where s.kind <> 'patch'
+    select v.workflow, sum(t.steps) as steps, sum(t.retries) as retries
+      from in_view v
+      cross join lateral (
+        select count(*) as steps, coalesce(sum(greatest(s.attempt - 1, 0)), 0) as retries
+          from durable_steps s where s.run_id = v.id and s.kind <> 'patch') t
+     where t.steps > 0
      group by v.workflow)
   select jsonb_build_object(
     'runs', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'status', status, 'count', n)
@@ -44,8 +49,10 @@ language sql stable as $$
     'expiredLeases', (select count(*) from live, clock where live.status = 'running' and live.lease_until < clock.now),
     'waits', (select coalesce(jsonb_agg(jsonb_build_object('kind', kind, 'count', n) order by kind), '[]')
                 from (select s.kind, count(*) as n
-                        from live join durable_steps s on s.run_id = live.id
-                       where live.status = 'waiting' and s.status = 'waiting'
+                        from live cross join lateral (
+                               select w.kind from durable_steps w
+                                where w.run_id = live.id and w.status = 'waiting') s
+                       where live.status = 'waiting'
                        group by s.kind) w),
     'steps', (select coalesce(jsonb_agg(jsonb_build_object('workflow', workflow, 'steps', steps, 'retries', retries)
                                    order by workflow), '[]')
