@@ -53,7 +53,9 @@ async function fill(durable: Durable): Promise<void> {
   // One step for each of the old runs: the steps table a long history leaves, which a scrape must not scan.
   await sql`
     insert into durable_steps (run_id, step_id, seq, kind, status, attempt, fence)
-    select 'old-' || n, 's1', 1, 'run', 'completed', 1, 0 from generate_series(1, ${METRICS_FINISHED_RUNS}) n`.execute(db);
+    select 'old-' || n, 's1', 1, 'run', 'completed', 1, 0 from generate_series(1, ${METRICS_FINISHED_RUNS}) n`.execute(
+    db,
+  );
   await sql`analyze durable_runs`.execute(db);
   await sql`analyze durable_steps`.execute(db);
 }
@@ -106,9 +108,12 @@ export async function metricsSection(
       ["for scale: count(*) of every run by status", ms(countAll.p50), ms(countAll.p99)],
     ]);
     table([
-      ["scrape read", `${read.runs.reduce((n, r) => n + r.count, 0)} live runs, ${read.due} due, ` +
-        `${read.finished.reduce((n, r) => n + r.count, 0)} finished in ${read.windowSeconds} s, ` +
-        `${read.steps.reduce((n, s) => n + s.steps, 0)} steps`],
+      [
+        "scrape read",
+        `${read.runs.reduce((n, r) => n + r.count, 0)} live runs, ${read.due} due, ` +
+          `${read.finished.reduce((n, r) => n + r.count, 0)} finished in ${read.windowSeconds} s, ` +
+          `${read.steps.reduce((n, s) => n + s.steps, 0)} steps`,
+      ],
       ["fill (generate_series, analyze)", `${fillSeconds.toFixed(1)} s`],
     ]);
     console.log("\n  the plan of durable_metrics' body (explain analyze; scans, joins and aggregates only):");

@@ -43,7 +43,8 @@ interface Options {
  * `--core` (sections 1–4 only), `--children` (section 1's parent of 10 children only), `--scale`
  * (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only), `--peers`
  * (section 8 only), `--operations` (section 9 only), `--flow` (section 10 only), `--priority-walk`
- * (section 11 only), `--encryption` (section 12 only), `--events` (section 13 only), `--metrics` (section 14 only), `--scale-runs N`,
+ * (section 11 only), `--encryption` (section 12 only), `--events` (section 13 only),
+ * `--metrics` (section 14 only), `--scale-runs N`,
  * and for section 8 `--peer-jobs N`, `--peer-rounds N` and `--rtt <ms>`; anything else is refused.
  */
 export function parseOptions(args: string[]): Options {

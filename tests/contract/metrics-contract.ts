@@ -96,7 +96,7 @@ export function runMetricsContract(label: string, open: () => Promise<Kysely<any
       });
     });
 
-    it("counts live runs, the window's finished runs, the due backlog, lost leases, waits, steps and retries", async () => {
+    it("counts live runs, the window's finished runs, due runs, lost leases, waits, steps and retries", async () => {
       for (const [workflow, id] of [
         [napper, "n1"],
         [asker, "a1"],

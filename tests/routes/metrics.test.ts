@@ -92,11 +92,15 @@ describe("GET /api/durable/metrics", () => {
       }
       const samples = lines.filter((l) => !l.startsWith("#")).map(parseSample);
       const runs = samples.filter((s) => s.name === "durable_runs");
-      expect(runs).toContainEqual({ name: "durable_runs", labels: { workflow: ODD_NAME, status: "pending" }, value: 1 });
+      expect(runs).toContainEqual({
+        name: "durable_runs",
+        labels: { workflow: ODD_NAME, status: "pending" },
+        value: 1,
+      });
       const read = await fx.durable.metrics();
-      expect(runs.map((s) => ({ workflow: s.labels.workflow ?? null, status: s.labels.status, count: s.value }))).toEqual(
-        read.runs,
-      );
+      expect(
+        runs.map((s) => ({ workflow: s.labels.workflow ?? null, status: s.labels.status, count: s.value })),
+      ).toEqual(read.runs);
       expect(samples.find((s) => s.name === "durable_due_runs")?.value).toBe(read.due);
       expect(samples.find((s) => s.name === "durable_expired_leases")?.value).toBe(read.expiredLeases);
       expect(samples.find((s) => s.name === "durable_oldest_due_run_age_seconds")!.value).toBeGreaterThan(0);

@@ -353,12 +353,7 @@ export interface Durable extends WingMethods {
   work(options?: WorkOptions): Promise<WorkReport>;
   /** How many runs a claim would take now, counted up to `max` (default 1,000). */
   countDue(options?: { max?: number }): Promise<number>;
-  /**
-   * One scrape's figures, in one statement (docs/guide/metrics.md): the runs not finished by
-   * workflow and status, those finished in the last 5 minutes, the due backlog and the age of the
-   * oldest due run, expired leases, waits by kind, steps and retries by workflow. Only registered
-   * workflows are named; the others count under `workflow: null`.
-   */
+  /** One scrape's figures in one statement (docs/guide/metrics.md); unregistered workflows as `null`. */
   metrics(): Promise<DurableMetrics>;
   /** The registered schedules and their next slots. */
   schedules(): Promise<ScheduleInfo[]>;

@@ -1,9 +1,9 @@
 // The metrics as OpenTelemetry observable gauges (docs/guide/metrics.md, "OpenTelemetry"), through
 // `@opentelemetry/api` only: when a meter provider is registered as createDurable runs, one gauge
-// per metric of engine/metric-series.ts, all fed by one batch callback, so a collection is one
+// per metric of metric-series.ts, all fed by one batch callback, so a collection is one
 // durable_metrics statement. With no provider nothing is registered and nothing runs.
 import { createNoopMeter, type Meter, metrics, type ObservableGauge } from "@opentelemetry/api";
-import { METRIC_SERIES } from "./metric-series";
+import { METRIC_SERIES } from "../metric-series";
 import { readDurableMetrics } from "./metrics";
 import type { DurableInstance } from "./instance";
 import { TRACER_NAME, TRACER_VERSION } from "./run/tracing";
@@ -35,7 +35,11 @@ export function observeMetrics(instance: DurableInstance): void {
     }
   };
   meter.addBatchObservableCallback(observe, [...gauges.values()]);
-  instance.closing.signal.addEventListener("abort", () => meter.removeBatchObservableCallback(observe, [...gauges.values()]), {
-    once: true,
-  });
+  instance.closing.signal.addEventListener(
+    "abort",
+    () => meter.removeBatchObservableCallback(observe, [...gauges.values()]),
+    {
+      once: true,
+    },
+  );
 }

@@ -1,7 +1,7 @@
 // The Prometheus text exposition format, version 0.0.4 (docs/guide/metrics.md): a `# HELP` and a
 // `# TYPE` line per metric, then one line per sample, label values escaped.
 import type { DurableMetrics } from "../metrics-types";
-import { METRIC_SERIES } from "../engine/metric-series";
+import { METRIC_SERIES } from "../metric-series";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 

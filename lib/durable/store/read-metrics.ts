@@ -1,9 +1,20 @@
 import { sql } from "kysely";
-import type { DurableMetrics } from "../metrics-types";
 import type { DurableDb } from "./tables";
 
-/** What durable_metrics answers: counts as numbers (jsonb keeps bigint counts as numbers). */
-type MetricsRow = Omit<DurableMetrics, "windowSeconds" | "oldestDueSeconds"> & { oldestDueSeconds: number | null };
+/** One scrape's figures as the store reads them; the engine answers them as DurableMetrics (metrics-types.ts). */
+export interface MetricsRead {
+  windowSeconds: number;
+  runs: { workflow: string | null; status: "pending" | "running" | "waiting"; count: number }[];
+  finished: { workflow: string | null; status: "completed" | "failed" | "cancelled"; count: number }[];
+  due: number;
+  oldestDueSeconds: number;
+  expiredLeases: number;
+  waits: { kind: string; count: number }[];
+  steps: { workflow: string | null; steps: number; retries: number }[];
+}
+
+/** What durable_metrics answers (jsonb: counts as numbers, no age when nothing is due). */
+type MetricsRow = Omit<MetricsRead, "windowSeconds" | "oldestDueSeconds"> & { oldestDueSeconds: number | null };
 
 /**
  * One scrape's figures in one statement (durable_metrics; docs/sql.md, "durable_metrics"): the live
@@ -14,7 +25,7 @@ export async function readMetrics(
   db: DurableDb,
   workflows: readonly string[],
   windowSeconds: number,
-): Promise<DurableMetrics> {
+): Promise<MetricsRead> {
   const { rows } = await sql<{ metrics: MetricsRow }>`
     select durable_metrics(${JSON.stringify(workflows)}::jsonb, ${windowSeconds}::integer) as metrics`.execute(db);
   const read = rows[0]!.metrics;

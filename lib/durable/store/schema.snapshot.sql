@@ -1171,6 +1171,7 @@ CREATE OR REPLACE FUNCTION public.durable_metrics(p_workflows jsonb, p_window_se
  RETURNS jsonb
  LANGUAGE sql
  STABLE
+ SET jit TO 'off'
 AS $function$
   with clock as (select durable_now() as now),
   live as (
@@ -1180,9 +1181,9 @@ AS $function$
      where r.status in ('pending', 'running', 'waiting')),
   finished as (
     select case when p_workflows ? r.workflow then r.workflow::text end as workflow, r.id, r.status
-      from durable_runs r, clock
+      from durable_runs r
      where r.status in ('completed', 'failed', 'cancelled')
-       and r.finished_at >= clock.now - make_interval(secs => greatest(p_window_seconds, 0))),
+       and r.finished_at >= durable_now() - greatest(p_window_seconds, 0) * interval '1 second'),
   in_view as (select workflow, id from live union all select workflow, id from finished),
   -- Each run's steps through durable_steps' primary key (lateral: a lookup per run in view, never a
   -- scan of the steps of every run kept).

@@ -135,7 +135,8 @@ export function createRouteContext(getDurable: () => Promise<Durable>, options: 
     requireBearer(request, name) {
       const expected = acceptedSecrets(typeof name === "string" ? [name] : name, secret);
       const token = bearerOf(request);
-      if (token === null || !matchesAnySecret(token, expected)) throw new UnauthorizedError("missing or wrong credentials");
+      if (token === null || !matchesAnySecret(token, expected))
+        throw new UnauthorizedError("missing or wrong credentials");
     },
     mayRead(request, durable, id) {
       const token = bearerOf(request);

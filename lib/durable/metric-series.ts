@@ -1,8 +1,10 @@
-// The metrics' names, help and samples (docs/guide/metrics.md), one table that the Prometheus text
-// (http/prometheus.ts) and the OpenTelemetry gauges (engine/meter.ts) both read, so the two answer
-// the same figures under the same names.
-import type { DurableMetrics } from "../metrics-types";
-import { METRICS_WINDOW_SECONDS } from "./metrics";
+// The metrics' names, help and samples (docs/guide/metrics.md): one table, a leaf every layer may
+// import, that the Prometheus text (http/prometheus.ts) and the OpenTelemetry gauges
+// (engine/meter.ts) both read, so the two answer the same figures under the same names.
+import type { DurableMetrics } from "./metrics-types";
+
+/** The window finished runs are counted over: 5 minutes, a few scrapes' worth (docs/sql.md, "durable_metrics"). */
+export const METRICS_WINDOW_SECONDS = 300;
 
 /** One sample: its labels (a workflow the instance does not register has no workflow label). */
 export interface MetricSample {
@@ -31,7 +33,9 @@ export const METRIC_SERIES: readonly MetricSeries[] = [
   },
   {
     name: "durable_runs_finished_recent",
-    help: `Runs finished in the last ${METRICS_WINDOW_SECONDS} seconds, by workflow and status (completed, failed, cancelled).`,
+    help:
+      `Runs finished in the last ${METRICS_WINDOW_SECONDS} seconds, by workflow and status ` +
+      "(completed, failed, cancelled).",
     unit: "1",
     samples: (m) =>
       m.finished.map((r) => ({ labels: { ...byWorkflow(r.workflow), status: r.status }, value: r.count })),
