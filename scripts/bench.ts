@@ -21,6 +21,7 @@
 //                                              runs at distinct priorities, and at one) only
 //   npm run bench -- --encryption              the machine and section 12 (encryption at rest per step) only
 //   npm run bench -- --events                  the machine and section 13 (durable.publish, 1 and 10 subscribers) only
+//   npm run bench -- --metrics                 the machine and section 14 (a metrics scrape at 1,000,000 runs) only
 import { dropCreatedDatabases } from "./bench/databases";
 import { loadAverage, machine } from "./bench/machine";
 import { table } from "./bench/report";
@@ -34,6 +35,7 @@ import { CLAIM_SAMPLES, FINISHED_RUNS, childrenSection, coreSections } from "./b
 import { heading } from "./bench/section-heading";
 import { encryptionSection } from "./bench/encryption";
 import { eventsSection } from "./bench/events";
+import { metricsSection } from "./bench/metrics";
 import { parseOptions } from "./bench/options";
 import { scaleSection } from "./bench/scale-section";
 
@@ -103,6 +105,9 @@ try {
 
   // ── 13. durable.publish with 1 and 10 subscribers (scripts/bench/events.ts prints its table) ──
   if (all || options.only === "events") await eventsSection(heading, table);
+
+  // ── 14. A metrics scrape at 1,000,000 finished runs (scripts/bench/metrics.ts prints its tables) ──
+  if (all || options.only === "metrics") await metricsSection(heading, table);
 } finally {
   await dropCreatedDatabases();
 }

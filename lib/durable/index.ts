@@ -104,6 +104,7 @@ export type {
   PublishTransaction,
   WaitForEventOptions,
 } from "./event-types";
+export type { DurableMetrics, FinishedRunStatus, LiveRunStatus } from "./metrics-types";
 
 // The ai wing, from before it had its own entry (durable-next/ai).
 export {

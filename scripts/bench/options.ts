@@ -13,7 +13,8 @@ type Section =
   | "flow"
   | "priority-walk"
   | "encryption"
-  | "events";
+  | "events"
+  | "metrics";
 const SECTIONS: readonly Section[] = [
   "core",
   "children",
@@ -26,6 +27,7 @@ const SECTIONS: readonly Section[] = [
   "priority-walk",
   "encryption",
   "events",
+  "metrics",
 ];
 
 interface Options {
@@ -41,7 +43,8 @@ interface Options {
  * `--core` (sections 1–4 only), `--children` (section 1's parent of 10 children only), `--scale`
  * (section 5 only), `--tracing` (section 6 only), `--retention` (section 7 only), `--peers`
  * (section 8 only), `--operations` (section 9 only), `--flow` (section 10 only), `--priority-walk`
- * (section 11 only), `--encryption` (section 12 only), `--events` (section 13 only), `--scale-runs N`,
+ * (section 11 only), `--encryption` (section 12 only), `--events` (section 13 only),
+ * `--metrics` (section 14 only), `--scale-runs N`,
  * and for section 8 `--peer-jobs N`, `--peer-rounds N` and `--rtt <ms>`; anything else is refused.
  */
 export function parseOptions(args: string[]): Options {
@@ -84,7 +87,7 @@ export function parseOptions(args: string[]): Options {
       console.error(
         `unknown option ${arg}: npm run bench ` +
           "[-- --core | --children | --scale | --tracing | --retention | --peers | --operations | --flow | " +
-          "--priority-walk | --encryption | --events] " +
+          "--priority-walk | --encryption | --events | --metrics] " +
           "[--scale-runs N] [--peer-jobs N] [--peer-rounds N] [--rtt <ms>]",
       );
       process.exit(2);

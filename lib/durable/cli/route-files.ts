@@ -9,6 +9,7 @@ import path from "node:path";
 export const ROUTES: Readonly<Record<string, string>> = {
   "callback/[token]/route.ts": "callback",
   "events/[source]/route.ts": "events",
+  "metrics/route.ts": "metrics",
   "runs/route.ts": "runs",
   "runs/[id]/route.ts": "run",
   "runs/[id]/cancel/route.ts": "cancel",
@@ -35,7 +36,7 @@ export interface RouteFile {
 }
 
 /**
- * The nine route files for an app whose app/ is under `base` ("" or "src/"): they import the
+ * The ten route files for an app whose app/ is under `base` ("" or "src/"): they import the
  * instance through `@/app/durable` when the app's `@/` alias reaches it, else by a relative path.
  */
 export function routeFiles(base: string, aliased: boolean, ext: "ts" | "js" = "ts"): RouteFile[] {

@@ -12,6 +12,7 @@
 //   operations.ts         cancelMany(), retryMany(), fork()
 //   reencrypt.ts          reencrypt(): stored payloads under the newest key
 //   reads.ts              status(), inspect(), list(), events(), readStream(), countDue(), schedules()
+//   metrics.ts            metrics() (meter.ts: the same figures as OpenTelemetry gauges)
 //   tick.ts               tick(): schedules, claim loops, retention
 //   work.ts → worker.ts   work(): worker mode
 //   claim-and-advance.ts  one claim and one pass, shared by tick, work and advance()
@@ -32,6 +33,8 @@ import { cancelManyRuns, forkRunFrom, retryManyRuns } from "./operations";
 import { notePayloadCodec } from "./payloads";
 import { publish } from "./publish";
 import { reencryptRuns } from "./reencrypt";
+import { readDurableMetrics } from "./metrics";
+import { observeMetrics } from "./meter";
 import { countDue, inspectRun, listEvents, listRunPage, listSchedules, readRunStream, readStatus } from "./reads";
 import { sendSignal } from "./signal";
 import { decide, listPendingApprovals } from "./approvals";
@@ -103,6 +106,7 @@ export function createDurable(options: DurableOptions): Durable {
     readStream: (id, streamOptions) => readRunStream(instance, id, streamOptions),
     events: (runId, eventOptions) => listEvents(instance, runId, eventOptions),
     countDue: (countOptions) => countDue(instance, countOptions),
+    metrics: () => readDurableMetrics(instance),
     schedules: () => listSchedules(instance),
     tick: (tickOptions) => tickOnce(instance, tickOptions),
     work: (workOptions) => workUntilStopped(instance, workOptions),
@@ -120,6 +124,7 @@ export function createDurable(options: DurableOptions): Durable {
   };
   // The wings that read payloads from the store open them with the instance's codec (engine/payloads.ts).
   notePayloadCodec(facade, instance.codec);
+  observeMetrics(instance); // OpenTelemetry gauges, when a meter provider is registered
   return withWingMethods(facade, () => assertOpen(instance)) as Durable; // with what the wings added: WingMethods
 }
 

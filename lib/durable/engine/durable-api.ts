@@ -5,6 +5,7 @@ import type { ApprovalPage, ApprovalsOptions, DecideInput, DecideResult } from "
 import type { AnyKysely } from "../drivers/connect";
 import type { EncryptionOptions } from "../encryption/keys";
 import type { PublishOptions, PublishResult } from "../event-types";
+import type { DurableMetrics } from "../metrics-types";
 import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
@@ -353,6 +354,8 @@ export interface Durable extends WingMethods {
   work(options?: WorkOptions): Promise<WorkReport>;
   /** How many runs a claim would take now, counted up to `max` (default 1,000). */
   countDue(options?: { max?: number }): Promise<number>;
+  /** One scrape's figures in one statement (docs/guide/metrics.md); unregistered workflows as `null`. */
+  metrics(): Promise<DurableMetrics>;
   /** The registered schedules and their next slots. */
   schedules(): Promise<ScheduleInfo[]>;
   /**

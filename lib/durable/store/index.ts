@@ -7,6 +7,7 @@ export { type InsertedOne, insertRuns } from "./insert-runs";
 export { type EventToPublish, type PublishedEvent, publishEvent } from "./publish-event";
 export { readAppEvents, type StoredAppEvent } from "./read-app-events";
 export { countDueRuns } from "./count-due";
+export { type MetricsRead, readMetrics } from "./read-metrics";
 export { failUnknownVersions } from "./fail-unknown-versions";
 export { releaseRateHolds } from "./release-rate-holds";
 export { advanceSchedule, planSchedule, readSchedules, type ScheduleRecord } from "./schedules";

@@ -3,6 +3,7 @@ import { callbackRoute } from "./callback";
 import { cancelRoute } from "./cancel";
 import { retryRoute } from "./retry";
 import { eventsRoute } from "./events";
+import { metricsRoute } from "./metrics";
 import { createRouteContext } from "./route-context";
 import { runRoute } from "./run";
 import { runsRoute } from "./runs";
@@ -41,6 +42,7 @@ export function createDurableRoutes(
     stream: streamRoute(ctx),
     callback: callbackRoute(ctx),
     events: eventsRoute(ctx),
+    metrics: metricsRoute(ctx),
     idle: () => ctx.idle(),
   };
 }

@@ -1,6 +1,6 @@
 import { getDeadline as vercelDeadline, waitUntil as vercelWaitUntil } from "@vercel/functions";
-import { matchesAnySecret, secretsEqual } from "../../auth/constant-time";
-import { resolveSecret, type SecretName } from "../../auth/secrets";
+import { matchesAnySecret } from "../../auth/constant-time";
+import { MissingSecretError, resolveSecret, type SecretName } from "../../auth/secrets";
 import type { Durable } from "../../engine/create-durable";
 import { InvalidInputError, UnauthorizedError } from "../../errors";
 import { errorBody, httpStatusOf } from "../error-response";
@@ -29,8 +29,8 @@ export interface RouteContext {
   readonly log: (message: string) => void;
   /** Resolved per request: a missing secret in production throws MissingSecretError (→ 503). */
   secret(name: SecretName): string;
-  /** Refuses (401) a request whose `Authorization: Bearer` is not the secret `name`. */
-  requireBearer(request: Request, name: SecretName): void;
+  /** Refuses (401) a request whose `Authorization: Bearer` is not the secret `name` (or one of `names`). */
+  requireBearer(request: Request, name: SecretName | readonly SecretName[]): void;
   /**
    * Whether the request may read run `id` (its status, its stream): the bearer is the run's status
    * token or the admin secret. Callers answer an unknown run and a refusal with the same 404, so a
@@ -133,9 +133,10 @@ export function createRouteContext(getDurable: () => Promise<Durable>, options: 
     budgetMs,
     afterResponse,
     requireBearer(request, name) {
-      const expected = secret(name);
+      const expected = acceptedSecrets(typeof name === "string" ? [name] : name, secret);
       const token = bearerOf(request);
-      if (token === null || !secretsEqual(token, expected)) throw new UnauthorizedError("missing or wrong credentials");
+      if (token === null || !matchesAnySecret(token, expected))
+        throw new UnauthorizedError("missing or wrong credentials");
     },
     mayRead(request, durable, id) {
       const token = bearerOf(request);
@@ -163,6 +164,26 @@ export function createRouteContext(getDurable: () => Promise<Durable>, options: 
         }
       },
   };
+}
+
+/**
+ * The secrets a bearer may be, of `names`: one unset in production (MissingSecretError) is left out,
+ * so a route that takes either of two secrets works with one set; with none set, the first error
+ * stands (503). An unset secret never matches: the check stays closed.
+ */
+function acceptedSecrets(names: readonly SecretName[], secret: (name: SecretName) => string): string[] {
+  const accepted: string[] = [];
+  let missing: unknown = null;
+  for (const name of names) {
+    try {
+      accepted.push(secret(name));
+    } catch (e) {
+      if (!(e instanceof MissingSecretError) || names.length === 1) throw e;
+      if (missing === null) missing = e;
+    }
+  }
+  if (accepted.length === 0) throw missing;
+  return accepted;
 }
 
 /**

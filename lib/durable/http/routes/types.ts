@@ -92,6 +92,11 @@ export interface DurableRoutes {
    * (a redelivery too); 401 not authentic, 404 unknown source, 413 over the cap, 400 no event.
    */
   events: Methods<SourceHandler>;
+  /**
+   * GET: the metrics as Prometheus text (docs/guide/metrics.md), `Authorization: Bearer` the cron
+   * or the admin secret → 200 `text/plain; version=0.0.4`; 401 otherwise.
+   */
+  metrics: Methods<Handler>;
   /** Resolves once every post-response advance started so far has settled (tests, scripts). */
   idle(): Promise<void>;
 }
