@@ -28,8 +28,8 @@ const approve = defineWorkflow({
   input: z.object({ amount: z.number() }),
   signals: { decision: z.object({ ok: z.boolean() }) },
   async run(ctx, { amount }) {
-    const { ok } = await ctx.step.waitForSignal("decision");
-    return { amount, approved: ok };
+    const decision = await ctx.step.waitForSignal("decision");
+    return { amount, approved: decision?.ok ?? false };
   },
 });
 const hidden = defineWorkflow({ name: "hidden", input: z.object({}), run: async () => "hidden" });
@@ -126,7 +126,11 @@ export function runMcpContract(label: string, open: () => Promise<Kysely<any>>) 
       expect(tools.map((tool) => tool.name)).toEqual(["add", "approve"]);
       expect(tools[0]).toMatchObject({
         name: "add",
-        inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "integer" } }, required: ["a", "b"] },
+        inputSchema: {
+          type: "object",
+          properties: { a: { type: "number" }, b: { type: "integer" } },
+          required: ["a", "b"],
+        },
         execution: { taskSupport: "optional" },
       });
       const admin = await connectAs(ADMIN);

@@ -1,5 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import * as streamableHttp from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
   CallToolRequestSchema,
   CancelTaskRequestSchema,
@@ -77,7 +77,7 @@ async function answer(mounted: Mounted, request: Request): Promise<Response> {
   const access = await mounted.options.authorize(request);
   if (access !== true && access !== "workflows") throw new UnauthorizedError("missing or wrong credentials");
   const server = serverFor(mounted, access, startedAt);
-  const transport = new WebStandardStreamableHTTPServerTransport({
+  const transport = new streamableHttp.WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
     maxRequestBodySize: mounted.ctx.maxBody,
@@ -123,7 +123,8 @@ function serverFor(mounted: Mounted, access: McpAccess, startedAt: number): Serv
       const workflow = byName.get(name);
       if (workflow) return callWorkflowTool(ctx, await ctx.durable(), workflow, args, task !== undefined, startedAt);
       if (operator && isOperatorTool(name)) {
-        if (task !== undefined) throw new McpError(ErrorCode.InvalidParams, `tool ${name} answers at once, not as a task`);
+        if (task !== undefined)
+          throw new McpError(ErrorCode.InvalidParams, `tool ${name} answers at once, not as a task`);
         return callOperatorTool(ctx, await ctx.durable(), name, args, startedAt);
       }
       throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`, { code: "tool_not_found" });

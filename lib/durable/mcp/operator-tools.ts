@@ -37,16 +37,16 @@ const schemas = {
 
 export type OperatorToolName = keyof typeof schemas;
 export const OPERATOR_TOOL_NAMES = Object.keys(schemas) as OperatorToolName[];
-export const isOperatorTool = (name: string): name is OperatorToolName =>
-  Object.prototype.hasOwnProperty.call(schemas, name);
+export const isOperatorTool = (name: string): name is OperatorToolName => Object.hasOwn(schemas, name);
 
 /** The operator tools as MCP lists them. */
 export function operatorTools(): Tool[] {
   return OPERATOR_TOOL_NAMES.map((name) => {
-    const { $schema: _dialect, description, ...inputSchema } = z.toJSONSchema(schemas[name], { io: "input" }) as Record<
-      string,
-      unknown
-    >;
+    const {
+      $schema: _dialect,
+      description,
+      ...inputSchema
+    } = z.toJSONSchema(schemas[name], { io: "input" }) as Record<string, unknown>;
     return { name, description: description as string, inputSchema: inputSchema as Tool["inputSchema"] };
   });
 }

@@ -64,18 +64,18 @@ export function endedRunResult(run: RunStatus): CallToolResult {
     };
   }
   const error = run.error ?? { code: run.status, message: `the run was ${run.status}` };
-  return { isError: true, content: [{ type: "text", text: `run ${run.id} ${run.status}: ${error.code}: ${error.message}` }] };
+  return {
+    isError: true,
+    content: [{ type: "text", text: `run ${run.id} ${run.status}: ${error.code}: ${error.message}` }],
+  };
 }
 
 /** The answer to a call without a task whose run did not end within the request: where to follow it. */
 export function runningRunResult(run: RunStatus): CallToolResult {
+  const message = statusMessageOf(run);
+  const text = `run ${run.id} is ${run.status}${message ? ` (${message})` : ""}: follow it with tasks/get`;
   return {
-    content: [
-      {
-        type: "text",
-        text: `run ${run.id} is ${run.status}${statusMessageOf(run) ? ` (${statusMessageOf(run)})` : ""}: follow it with tasks/get`,
-      },
-    ],
+    content: [{ type: "text", text }],
     structuredContent: { runId: run.id, status: run.status },
     _meta: { [RELATED_TASK_META_KEY]: { taskId: run.id } },
   };

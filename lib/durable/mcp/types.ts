@@ -14,7 +14,10 @@ export type McpAccess = boolean | "workflows";
 export type McpAuthorize = (request: Request) => McpAccess | Promise<McpAccess>;
 
 export interface McpRouteOptions
-  extends Pick<DurableRoutesOptions, "maxDuration" | "budgetMarginMs" | "waitUntil" | "getDeadline" | "log" | "maxBodyBytes"> {
+  extends Pick<
+    DurableRoutesOptions,
+    "maxDuration" | "budgetMarginMs" | "waitUntil" | "getDeadline" | "log" | "maxBodyBytes"
+  > {
   /** The workflows offered as tools, each registered on the instance; a tool's name is its workflow's. */
   workflows: readonly AnyWorkflow[];
   /** Required: what the request may do (McpAccess). Without it the route refuses to mount. */

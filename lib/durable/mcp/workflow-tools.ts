@@ -40,7 +40,8 @@ export function workflowTool(workflow: AnyWorkflow): Tool {
     name: workflow.name,
     description:
       description ??
-      `Starts a run of workflow "${workflow.name}". Called as a task, the task id is the run id: follow it with tasks/get.`,
+      `Starts a run of workflow "${workflow.name}". ` +
+        "Called as a task, the task id is the run id: follow it with tasks/get.",
     inputSchema: inputSchema as Tool["inputSchema"],
     execution: { taskSupport: "optional" },
   };
