@@ -95,7 +95,7 @@ describe("the MCP route under next start (PGlite)", () => {
     );
     await until(async () => (await client.experimental.tasks.getTask(task.taskId)).status === "input_required");
     const signalled = await durable.signal(task.taskId, "decision", { approved: true, by: "e2e" });
-    expect(signalled.http).toBe(200);
+    expect(signalled.http).toBe(202);
     // The run cools off 5 s after the decision; tasks/result waits for its end inside the request.
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema, {
       timeout: 30_000,
