@@ -13,7 +13,6 @@ import { createDurable, defineWorkflow, type Durable } from "@/lib/durable";
 import { createMcpRoute, type McpAccess } from "@/lib/durable/mcp";
 import { claimDueRun } from "@/lib/durable/store/claim-run";
 import { resetDurableTables } from "../helpers/databases";
-import { until } from "../helpers/until";
 
 const add = defineWorkflow({
   name: "add",
@@ -187,10 +186,12 @@ export function runMcpContract(label: string, open: () => Promise<Kysely<any>>) 
         data: { code: "run_not_ended" },
       });
       await durable.signal({ runId: task.taskId, name: "decision", payload: { ok: true } });
-      // Reading the task advances the due run after the answer.
-      await until(async () => (await client.experimental.tasks.getTask(task.taskId)).status === "completed");
+      // Delivered, the run is due: working again (and this read advances it after the answer).
+      expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe("working");
+      // tasks/result advances it inside the request too (whichever claims first), and answers its end.
       const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
       expect(result.structuredContent).toEqual({ amount: 40, approved: true });
+      expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe("completed");
     });
 
     it("tasks/get heals a run whose owner died: its lease ran out, and the read puts it back and runs it", async () => {

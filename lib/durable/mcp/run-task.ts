@@ -7,15 +7,18 @@ import type { RunStatus } from "../schemas";
 /** How often a client is asked to poll `tasks/get`, in milliseconds. */
 export const POLL_INTERVAL_MS = 1000;
 
-/** The MCP task status of a run: a run waiting on a signal needs input from outside. */
-export function taskStatusOf(run: RunStatus): Task["status"] {
+/**
+ * The MCP task status of a run: a run waiting on a signal needs input from outside, until one is
+ * delivered (`due`: a claim would take the run now).
+ */
+export function taskStatusOf(run: RunStatus, due: boolean): Task["status"] {
   switch (run.status) {
     case "completed":
     case "failed":
     case "cancelled":
       return run.status;
     case "waiting":
-      return run.waitingFor?.kind === "signal" ? "input_required" : "working";
+      return run.waitingFor?.kind === "signal" && !due ? "input_required" : "working";
     default:
       return "working";
   }
@@ -32,12 +35,15 @@ function statusMessageOf(run: RunStatus): string | undefined {
   return undefined;
 }
 
-/** The run as a task; runs are kept as the app's retention says, so the task has no ttl of its own. */
-export function taskOf(run: RunStatus): Task {
+/**
+ * The run (as `durable.inspect` reads it) as a task; runs are kept as the app's retention says, so
+ * the task has no ttl of its own.
+ */
+export function taskOf({ status: run, due }: { status: RunStatus; due: boolean }): Task {
   const statusMessage = statusMessageOf(run);
   return {
     taskId: run.id,
-    status: taskStatusOf(run),
+    status: taskStatusOf(run, due),
     ttl: null,
     createdAt: run.createdAt,
     lastUpdatedAt: run.updatedAt,

@@ -36,7 +36,7 @@ async function readTask(scope: TaskScope, taskId: unknown) {
 export async function getTask(scope: TaskScope, taskId: unknown): Promise<GetTaskResult> {
   const read = await readTask(scope, taskId);
   if (read.due) scope.ctx.advanceAfterResponse(scope.durable, read.status.id, scope.startedAt);
-  return taskOf(read.status);
+  return taskOf(read);
 }
 
 /** tasks/cancel: cancels the run (and its children); a run that ended is refused, as MCP says. */
@@ -47,7 +47,8 @@ export async function cancelTask(scope: TaskScope, taskId: unknown): Promise<Get
       code: "run_state_conflict",
     });
   }
-  return taskOf(await scope.durable.cancel(read.status.id, { reason: "cancelled by MCP tasks/cancel" }));
+  const cancelled = await scope.durable.cancel(read.status.id, { reason: "cancelled by MCP tasks/cancel" });
+  return taskOf({ status: cancelled, due: false });
 }
 
 /**
@@ -60,7 +61,7 @@ export async function taskResult(scope: TaskScope, taskId: unknown, signal: Abor
   const { ctx, durable, startedAt } = scope;
   let read = await readTask(scope, taskId);
   const id = read.status.id;
-  while (!hasEnded(read.status) && taskStatusOf(read.status) !== "input_required" && !signal.aborted) {
+  while (!hasEnded(read.status) && taskStatusOf(read.status, read.due) !== "input_required" && !signal.aborted) {
     const left = ctx.budgetMs(startedAt);
     if (left <= POLL_INTERVAL_MS) break;
     if (read.due) await durable.advance(id, { budgetMs: left, children: true });
@@ -68,7 +69,7 @@ export async function taskResult(scope: TaskScope, taskId: unknown, signal: Abor
     read = await readTask(scope, id);
   }
   if (!hasEnded(read.status)) {
-    const task = taskOf(read.status);
+    const task = taskOf(read);
     throw new McpError(
       ErrorCode.InvalidRequest,
       `task ${id} is ${task.status}${task.statusMessage ? ` (${task.statusMessage})` : ""}: poll tasks/get, ` +

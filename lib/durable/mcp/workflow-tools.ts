@@ -65,7 +65,7 @@ export async function callWorkflowTool(
   if (asTask) {
     const read = await inspected(durable, started.id);
     if (read.due) ctx.advanceAfterResponse(durable, started.id, startedAt);
-    return { task: taskOf(read.status) };
+    return { task: taskOf(read) };
   }
   await durable.advance(started.id, { budgetMs: ctx.budgetMs(startedAt), children: true });
   const read = await inspected(durable, started.id);
