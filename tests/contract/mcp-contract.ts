@@ -119,6 +119,24 @@ export function runMcpContract(label: string, open: () => Promise<Kysely<any>>) 
       expect(await runCount()).toBe(0);
     });
 
+    it("answers 413 to a body over the cap and 405 to GET, starting nothing", async () => {
+      const padding = "x".repeat(300 * 1024);
+      const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "add", arguments: { padding } } };
+      const response = await fetchRoute("http://app.test/api/durable/mcp", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: ADMIN,
+        },
+        body: JSON.stringify(call),
+      });
+      expect(response.status).toBe(413);
+      const get = await fetchRoute("http://app.test/api/durable/mcp", { headers: { authorization: ADMIN } });
+      expect(get.status).toBe(405);
+      expect(await runCount()).toBe(0);
+    });
+
     it("lists each workflow as a tool with its zod input as JSON Schema; operator tools for an operator", async () => {
       const agent = await connectAs(AGENT);
       const { tools } = await agent.listTools();
