@@ -177,6 +177,8 @@ export function runMcpContract(label: string, open: () => Promise<Kysely<any>>) 
         const error = await client.callTool({ name: "add", arguments: args }).catch((e) => e);
         expect(error).toBeInstanceOf(McpError);
         expect(error).toMatchObject({ code: -32602, data: { code: "invalid_input", issues: expect.any(Array) } });
+        // The toolkit's words, prefixed once (by the client).
+        expect(error.message).toBe('MCP error -32602: the input of workflow "add" is invalid');
       }
       await expect(client.callTool({ name: "hidden", arguments: {} })).rejects.toMatchObject({ code: -32602 });
       expect(await runCount()).toBe(0);

@@ -7,7 +7,6 @@ import {
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Durable } from "../engine/create-durable";
@@ -15,7 +14,7 @@ import { UnauthorizedError } from "../errors";
 import { allowOnly, createRouteContext, type RouteContext } from "../http/routes/route-context";
 import type { Handler } from "../http/routes/types";
 import type { AnyWorkflow } from "../types";
-import { mcpErrorOf } from "./mcp-errors";
+import { JsonRpcError, mcpErrorOf } from "./mcp-errors";
 import { callOperatorTool, isOperatorTool, OPERATOR_TOOL_NAMES, operatorTools } from "./operator-tools";
 import { cancelTask, getTask, type TaskScope, taskResult } from "./task-methods";
 import type { McpAccess, McpRoute, McpRouteOptions } from "./types";
@@ -124,10 +123,10 @@ function serverFor(mounted: Mounted, access: McpAccess, startedAt: number): Serv
       if (workflow) return callWorkflowTool(ctx, await ctx.durable(), workflow, args, task !== undefined, startedAt);
       if (operator && isOperatorTool(name)) {
         if (task !== undefined)
-          throw new McpError(ErrorCode.InvalidParams, `tool ${name} answers at once, not as a task`);
+          throw new JsonRpcError(ErrorCode.InvalidParams, `tool ${name} answers at once, not as a task`);
         return callOperatorTool(ctx, await ctx.durable(), name, args, startedAt);
       }
-      throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`, { code: "tool_not_found" });
+      throw new JsonRpcError(ErrorCode.InvalidParams, `Tool ${name} not found`, { code: "tool_not_found" });
     }),
   );
   server.setRequestHandler(

@@ -2,14 +2,13 @@ import {
   type CallToolResult,
   ErrorCode,
   type GetTaskResult,
-  McpError,
   RELATED_TASK_META_KEY,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Durable } from "../engine/create-durable";
 import type { RouteContext } from "../http/routes/route-context";
 import { isStorableName } from "../names";
 import type { RunStatus } from "../schemas";
-import { taskNotFound } from "./mcp-errors";
+import { JsonRpcError, taskNotFound } from "./mcp-errors";
 import { endedRunResult, hasEnded, POLL_INTERVAL_MS, taskOf, taskStatusOf } from "./run-task";
 
 // tasks/get, tasks/result and tasks/cancel over runs (docs/guide/mcp.md, "Tasks"): the task id is
@@ -43,7 +42,7 @@ export async function getTask(scope: TaskScope, taskId: unknown): Promise<GetTas
 export async function cancelTask(scope: TaskScope, taskId: unknown): Promise<GetTaskResult> {
   const read = await readTask(scope, taskId);
   if (hasEnded(read.status)) {
-    throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: ${read.status.status}`, {
+    throw new JsonRpcError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: ${read.status.status}`, {
       code: "run_state_conflict",
     });
   }
@@ -70,7 +69,7 @@ export async function taskResult(scope: TaskScope, taskId: unknown, signal: Abor
   }
   if (!hasEnded(read.status)) {
     const task = taskOf(read);
-    throw new McpError(
+    throw new JsonRpcError(
       ErrorCode.InvalidRequest,
       `task ${id} is ${task.status}${task.statusMessage ? ` (${task.statusMessage})` : ""}: poll tasks/get, ` +
         "then ask for its result again",
