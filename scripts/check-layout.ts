@@ -21,6 +21,7 @@ const TOP_LEVEL = new Set([
   "prisma.ts",
   "ai.ts",
   "ai-react.ts",
+  "mcp.ts",
   // the vocabulary every layer shares
   "types.ts",
   "signal-types.ts",

@@ -68,10 +68,10 @@ export function packageOf(spec: string): string | null {
 }
 
 /**
- * Packages only an optional entry of the toolkit imports (lib/durable/drizzle.ts and what only it
- * uses): an app without one gets none of the files that import it, so its build never looks for it.
+ * Packages only an optional entry of the toolkit imports (lib/durable/drizzle.ts, mcp.ts and what only
+ * they use): an app without one gets none of the files that import it, so its build never looks for it.
  */
-export const OPTIONAL_PACKAGES = ["drizzle-orm"];
+export const OPTIONAL_PACKAGES = ["drizzle-orm", "@modelcontextprotocol/sdk"];
 
 /**
  * The toolkit's files, less those that import an optional package the app lacks, and, in turn,

@@ -26,6 +26,7 @@ export const ENTRIES: Readonly<Record<string, string>> = {
   "./prisma": "prisma",
   "./ai": "ai",
   "./ai/react": "ai-react",
+  "./mcp": "mcp",
 };
 
 export const BIN = "cli/bin.js";

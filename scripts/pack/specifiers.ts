@@ -42,7 +42,7 @@ function resolveRelative(dir: string, file: string, spec: string): string | null
 
 // The reference app imports the entry points through its `@/` alias; in the package's JSDoc
 // examples they are the package's own names.
-const ALIASED_ENTRY = /(["'])@\/lib\/durable(\/(?:next|react|testing|drizzle|prisma|ai-react|ai))?\1/g;
+const ALIASED_ENTRY = /(["'])@\/lib\/durable(\/(?:next|react|testing|drizzle|prisma|ai-react|ai|mcp))?\1/g;
 
 export interface RewriteReport {
   /** Bare specifiers of the .js files: file → specifiers, static and dynamic. */

@@ -52,11 +52,30 @@ describe("add-to-app's import scan", () => {
 
   it("leaves out the files of an optional package the app does not list, and only those", () => {
     const all = planFiles(REPO, { base: "" }).map((f) => f.dest);
+    // The MCP wing's files that import the SDK, and its entry (mcp/types.ts imports no package).
+    const mcpFiles = [
+      "lib/durable/mcp/mcp-errors.ts",
+      "lib/durable/mcp/mcp-route.ts",
+      "lib/durable/mcp/operator-tools.ts",
+      "lib/durable/mcp/run-task.ts",
+      "lib/durable/mcp/task-methods.ts",
+      "lib/durable/mcp/workflow-tools.ts",
+      "lib/durable/mcp.ts",
+    ];
     const withoutDrizzle = planFiles(REPO, { base: "" }, new Set(["next", "react"]));
-    expect(withoutDrizzle.leftOut).toEqual(["lib/durable/drivers/drizzle-executor.ts", "lib/durable/drizzle.ts"]);
+    expect(withoutDrizzle.leftOut).toEqual([
+      "lib/durable/drivers/drizzle-executor.ts",
+      "lib/durable/drizzle.ts",
+      ...mcpFiles,
+    ]);
     expect(packagesUsed(withoutDrizzle)).not.toContain("drizzle-orm");
-    expect(all.filter((f) => !withoutDrizzle.some((w) => w.dest === f))).toEqual(withoutDrizzle.leftOut);
+    expect(packagesUsed(withoutDrizzle)).not.toContain("@modelcontextprotocol/sdk");
+    expect(all.filter((f) => !withoutDrizzle.some((w) => w.dest === f)).sort()).toEqual(
+      [...withoutDrizzle.leftOut!].sort(),
+    );
     const withDrizzle = planFiles(REPO, { base: "" }, new Set(["next", "drizzle-orm"]));
-    expect(withDrizzle.map((f) => f.dest)).toEqual(all);
+    expect(withDrizzle.leftOut).toEqual(mcpFiles);
+    const withBoth = planFiles(REPO, { base: "" }, new Set(["next", "drizzle-orm", "@modelcontextprotocol/sdk"]));
+    expect(withBoth.map((f) => f.dest)).toEqual(all);
   });
 });

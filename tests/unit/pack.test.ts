@@ -63,7 +63,18 @@ describe("npm run pack", () => {
       expect(listed.has(target.types.slice(2)), `${subpath} → ${target.types}`).toBe(true);
     }
     expect(Object.keys(manifest.exports).sort()).toEqual(
-      [".", "./next", "./react", "./testing", "./drizzle", "./prisma", "./ai", "./ai/react", "./package.json"].sort(),
+      [
+        ".",
+        "./next",
+        "./react",
+        "./testing",
+        "./drizzle",
+        "./prisma",
+        "./ai",
+        "./ai/react",
+        "./mcp",
+        "./package.json",
+      ].sort(),
     );
     for (const file of sources()) {
       expect(listed.has(`${file}.js`), file).toBe(true);
@@ -108,7 +119,15 @@ describe("npm run pack", () => {
         if (name) imported.add(name);
       }
     const peers = Object.keys(manifest.peerDependencies);
-    expect(peers.sort()).toEqual(["@prisma/client", "ai", "drizzle-orm", "next", "react", "zod"]);
+    expect(peers.sort()).toEqual([
+      "@modelcontextprotocol/sdk",
+      "@prisma/client",
+      "ai",
+      "drizzle-orm",
+      "next",
+      "react",
+      "zod",
+    ]);
     const dependencies = Object.keys(manifest.dependencies);
     expect(dependencies.sort()).toEqual([...imported].filter((name) => !peers.includes(name)).sort());
     for (const name of dependencies) expect(manifest.dependencies[name], name).toBe(`^${root.dependencies[name]}`);
@@ -120,6 +139,7 @@ describe("npm run pack", () => {
       ai: { optional: true },
       "drizzle-orm": { optional: true },
       "@prisma/client": { optional: true },
+      "@modelcontextprotocol/sdk": { optional: true },
     });
     expect(manifest).toMatchObject({
       name: "durable-next",

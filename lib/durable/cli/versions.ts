@@ -45,6 +45,11 @@ export const PEERS: Readonly<Record<string, Peer>> = {
   ai: { range: "^6.0.0", install: "ai@6", usedBy: "AI steps (ctx.step.ai)" },
   "drizzle-orm": { range: ">=0.45.0 <1.0.0", install: "drizzle-orm@0.45", usedBy: "durable-next/drizzle" },
   "@prisma/client": { range: "^7.0.0", install: "@prisma/client@7", usedBy: "durable-next/prisma" },
+  "@modelcontextprotocol/sdk": {
+    range: "^1.32.0",
+    install: "@modelcontextprotocol/sdk@1",
+    usedBy: "durable-next/mcp (createMcpRoute)",
+  },
 };
 
 export interface InstallAdvice {
