@@ -232,6 +232,15 @@ export interface ForkOptions {
   fromStep: string;
   /** The new run's id (default a new uuid); the same fork again answers `created: false`. */
   id?: string;
+  /**
+   * Edit and resume (docs/guide/edit-and-resume.md): step id → the value the fork's receipt of
+   * that step carries, completed, in place of the source's. Each is a `run`, `tx` or `value` step
+   * the source reached (before `fromStep`, at it, or after it); a value is checked like a step's
+   * result (JSON, `maxResultBytes`) and sealed like one. Each is noted `step.edited` on the timeline.
+   */
+  overrides?: Record<string, unknown>;
+  /** Why the receipts were edited: shown with each `step.edited` event (at most 1000 characters). */
+  reason?: string;
 }
 
 export interface ListOptions extends RunFilterOptions {

@@ -37,7 +37,7 @@ export { retryRun } from "./retry-run";
 export { type ChatTurnRecord, readChatTurn, setChatTurn } from "./chat-turns";
 export { checkCursor, listRuns, narrowsRuns, type RunFilter, type RunPosition, type RunQuery } from "./list-runs";
 export { type BulkBatch, cancelRunsBatch, retryRunsBatch } from "./bulk-runs";
-export { type ForkOutcome, forkRun } from "./fork-run";
+export { type ForkOutcome, type ForkOverride, forkRun } from "./fork-run";
 export {
   type CompactedRows,
   type CompactRequest,
