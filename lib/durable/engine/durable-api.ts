@@ -4,11 +4,11 @@ import type { z } from "zod";
 import type { AnyKysely } from "../drivers/connect";
 import type { EncryptionOptions } from "../encryption/keys";
 import type { PublishOptions, PublishResult } from "../event-types";
-import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
+import type { RunLedger, RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
 import type { AdvanceOutcome } from "./run/advance";
-import type { StepMockLookup } from "./run/execution";
+import type { StepMockLookup, StepObserver } from "./run/execution";
 import type { CompactReport, RetentionOptions } from "./retention";
 import type { ScheduleInfo } from "./schedules";
 import type { WebhookEndpoint } from "./webhooks";
@@ -54,6 +54,11 @@ export interface DurableOptions {
    * attempt; the harness's `mockStep` keeps them (lib/durable/testing.ts).
    */
   mockStep?: StepMockLookup;
+  /**
+   * Testing only, with `testing: true`: asked as each step is reached; an Error it answers fails
+   * the run there, before the step does anything (`replayTest`, lib/durable/testing.ts).
+   */
+  observeStep?: StepObserver;
   /**
    * How many claimed runs one `tick()` advances at once (1–64, default 1): steps that wait on I/O
    * overlap. Each holds a database connection only while it writes (docs/guide/scaling-out.md, "Scaling out").
@@ -303,6 +308,12 @@ export interface Durable extends WingMethods {
   status(id: string): Promise<RunStatus | null>;
   /** As `status(id)`, with `output` typed by the workflow; a run of another workflow is a RunStateConflictError. */
   status<W extends AnyWorkflow>(id: string, options: { workflow: W }): Promise<RunStatus<OutputOf<W>> | null>;
+  /**
+   * As `status(id)`, plus the run's input and every receipt's result (and seq, and stored error),
+   * opened: the recorded run `replayTest` replays (docs/guide/edit-and-resume.md). For an admin:
+   * it holds the run's payloads.
+   */
+  status(id: string, options: { ledger: true; workflow?: AnyWorkflow }): Promise<RunLedger | null>;
   /**
    * `status(id)` (healing a dead run likewise) plus whether a claim would take the run now, by the
    * database clock: what the status route asks before it spends a claim on advancing the run.

@@ -20,6 +20,7 @@ export { releaseUnreadable } from "./release-unreadable";
 export { type FinishResult, finishRun, finishRunAndClaim, type RunEnd } from "./finish-run";
 export { type ContinueResult, continueRun, type SuccessorToInsert } from "./continue-run";
 export { heartbeatRun } from "./heartbeat-run";
+export { insertRecordedRun, type RecordedReceipt } from "./insert-recorded-run";
 export { readStepResult } from "./read-step-result";
 export { insertEvent } from "./insert-event";
 export { readRun } from "./read-run";
