@@ -17,6 +17,7 @@ export interface RecordedReceipt {
 /**
  * Inserts a run due now with its finished receipts, as a recording holds them: the start of a
  * replay (lib/durable/testing.ts, `replayTest`) on the harness's own database. One transaction.
+ * `attempts` 1: a run's first claim (attempts 0) reads no ledger, since a new run has none.
  */
 export async function insertRecordedRun(
   db: DurableDb,
@@ -26,7 +27,7 @@ export async function insertRecordedRun(
   await db.transaction().execute(async (tx) => {
     await tx
       .insertInto("durable_runs")
-      .values({ id: run.id, workflow: run.workflow, version: run.version, input: run.inputJson, wake_at: sql`durable_now()` } as never)
+      .values({ id: run.id, workflow: run.workflow, version: run.version, input: run.inputJson, wake_at: sql`durable_now()`, attempts: 1 } as never)
       .execute();
     if (receipts.length === 0) return;
     await tx
