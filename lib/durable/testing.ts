@@ -227,13 +227,19 @@ export async function replayTest(
   const check = new ReplayCheck(workflow, ledger);
   const { id } = check.ledger;
   const others = (options.workflows ?? []).filter((other) => other !== workflow);
-  const durable = await openTestDurable({ workflows: [workflow, ...others], log: () => {} }, (runId, stepId, kind, at) =>
-    runId === id ? check.observe(stepId, kind, at) : undefined,
+  const durable = await openTestDurable(
+    { workflows: [workflow, ...others], log: () => {} },
+    (runId, stepId, kind, at) => (runId === id ? check.observe(stepId, kind, at) : undefined),
   );
   try {
     await insertRecordedRun(
       durable.db as never,
-      { id, workflow: workflow.name, version: storedVersion(workflow.version), inputJson: JSON.stringify(check.ledger.input ?? null) },
+      {
+        id,
+        workflow: workflow.name,
+        version: storedVersion(workflow.version),
+        inputJson: JSON.stringify(check.ledger.input ?? null),
+      },
       check.receipts(),
     );
     const replayed = await durable.drive(id);

@@ -16,7 +16,6 @@ import {
 } from "@/lib/durable";
 import { resetDurableTables } from "../helpers/databases";
 
-const BUDGET = { budgetMs: 40_000 };
 /** The step bodies that ran, in order, by run id and step. */
 let ran: string[] = [];
 /** What the "quote" step's provider answers; "garbage" makes "charge" fail. */
@@ -179,9 +178,9 @@ export function runEditAndResumeContract(label: string, openDb: () => Promise<Ky
           continue;
         }
         await expect(fork, JSON.stringify(Object.keys(options))).rejects.toThrow(InvalidInputError);
-        await expect(
-          durable.fork("src", { fromStep: "charge", id: "refused", ...options } as never),
-        ).rejects.toThrow(message);
+        await expect(durable.fork("src", { fromStep: "charge", id: "refused", ...options } as never)).rejects.toThrow(
+          message,
+        );
       }
       expect(await counts()).toEqual(before);
 

@@ -36,7 +36,8 @@ const shipped = defineWorkflow({
 });
 
 /** The same workflow as it is today, rewritten by `change`. */
-const today = (change: (steps: Record<string, () => Promise<unknown>>, ctx: any) => Promise<unknown>) =>
+type Steps = Record<"quote" | "big" | "tax" | "coolOff" | "approve" | "charge", () => Promise<unknown>>;
+const today = (change: (steps: Steps, ctx: any) => Promise<unknown>) =>
   defineWorkflow({
     name: "ship",
     input,
@@ -178,9 +179,9 @@ describe("replayTest", () => {
     const other = defineWorkflow({ name: "other", input, run: async () => null });
     await expect(replayTest(other, completed)).rejects.toThrow(/workflow "ship", not "other"/);
     await expect(replayTest(shipped, null as never)).rejects.toThrow(InvalidInputError);
-    await expect(replayTest(shipped, { ...completed, steps: [completed.steps[0]!, completed.steps[0]!] })).rejects.toThrow(
-      /repeats a step id/,
-    );
+    await expect(
+      replayTest(shipped, { ...completed, steps: [completed.steps[0]!, completed.steps[0]!] }),
+    ).rejects.toThrow(/repeats a step id/);
     await expect(durable.status("done", { ledger: "yes" as never })).rejects.toThrow(/ledger is true or false/);
   });
 });

@@ -8,7 +8,10 @@ import type { RunLedger, RunStatus, RunStatusValue, RunSummary, TickReport } fro
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
 import type { AdvanceOutcome } from "./run/advance";
+import type { ForkOptions } from "./fork-edits";
 import type { StepMockLookup, StepObserver } from "./run/execution";
+
+export type { ForkOptions };
 import type { CompactReport, RetentionOptions } from "./retention";
 import type { ScheduleInfo } from "./schedules";
 import type { WebhookEndpoint } from "./webhooks";
@@ -229,23 +232,6 @@ export interface BulkOptions {
   reason?: string;
   /** As `cancel`'s: "cancel" (default) cancels each run's non-terminal children too. */
   children?: "cancel" | "keep";
-}
-
-/** Options of `fork`. */
-export interface ForkOptions {
-  /** The step to start over from: its receipt and every later one are not copied. */
-  fromStep: string;
-  /** The new run's id (default a new uuid); the same fork again answers `created: false`. */
-  id?: string;
-  /**
-   * Edit and resume (docs/guide/edit-and-resume.md): step id → the value the fork's receipt of
-   * that step carries, completed, in place of the source's. Each is a `run`, `tx` or `value` step
-   * the source reached (before `fromStep`, at it, or after it); a value is checked like a step's
-   * result (JSON, `maxResultBytes`) and sealed like one. Each is noted `step.edited` on the timeline.
-   */
-  overrides?: Record<string, unknown>;
-  /** Why the receipts were edited: shown with each `step.edited` event (at most 1000 characters). */
-  reason?: string;
 }
 
 export interface ListOptions extends RunFilterOptions {

@@ -7,7 +7,24 @@ import { storableName } from "../names";
 import type { ForkOverride } from "../store";
 import { hasUnstorableText } from "../text";
 import { checkPlainStorable } from "./payloads";
-import type { DurableInstance } from "./instance";
+import type { PayloadCodec } from "../encryption/payload-codec";
+
+/** Options of `fork`. */
+export interface ForkOptions {
+  /** The step to start over from: its receipt and every later one are not copied. */
+  fromStep: string;
+  /** The new run's id (default a new uuid); the same fork again answers `created: false`. */
+  id?: string;
+  /**
+   * Edit and resume (docs/guide/edit-and-resume.md): step id → the value the fork's receipt of
+   * that step carries, completed, in place of the source's. Each is a `run`, `tx` or `value` step
+   * the source reached (before `fromStep`, at it, or after it); a value is checked like a step's
+   * result (JSON, `maxResultBytes`) and sealed like one. Each is noted `step.edited` on the timeline.
+   */
+  overrides?: Record<string, unknown>;
+  /** Why the receipts were edited: shown with each `step.edited` event (at most 1000 characters). */
+  reason?: string;
+}
 
 /** The longest `reason` a fork takes, in characters (as cancelMany's). */
 export const MAX_EDIT_REASON = 1000;
@@ -28,12 +45,15 @@ export interface ForkEdit {
  * @throws InvalidInputError naming the step or the option, before anything is written
  */
 export async function sealForkEdit(
-  instance: DurableInstance,
+  settings: { codec: PayloadCodec; maxResultBytes: number },
   forkId: string,
   overrides: unknown,
   reason: unknown,
 ): Promise<ForkEdit> {
-  if (reason !== undefined && (typeof reason !== "string" || hasUnstorableText(reason) || reason.length > MAX_EDIT_REASON)) {
+  if (
+    reason !== undefined &&
+    (typeof reason !== "string" || hasUnstorableText(reason) || reason.length > MAX_EDIT_REASON)
+  ) {
     throw new InvalidInputError(
       `fork: a reason is a string of at most ${MAX_EDIT_REASON} characters, without NUL or a lone surrogate`,
     );
@@ -51,14 +71,14 @@ export async function sealForkEdit(
   const sealed = await Promise.all(
     entries.map(async ([step, value]) => {
       const stepId = storableName(step, "fork: an overridden step id");
-      const json = toJsonText(value, { limit: instance.settings.maxResultBytes, stepId });
-      checkPlainStorable(instance.codec, json, `fork: the override of step "${stepId}"`);
+      const json = toJsonText(value, { limit: settings.maxResultBytes, stepId });
+      checkPlainStorable(settings.codec, json, `fork: the override of step "${stepId}"`);
       const bytes = Buffer.byteLength(json, "utf8");
-      return { step: stepId, bytes, resultJson: await instance.codec.sealJson(forkId, json) };
+      return { step: stepId, bytes, resultJson: await settings.codec.sealJson(forkId, json) };
     }),
   );
   return {
     overrides: sealed,
-    reason: reason === undefined ? null : await instance.codec.sealText(forkId, reason as string),
+    reason: reason === undefined ? null : await settings.codec.sealText(forkId, reason as string),
   };
 }

@@ -113,7 +113,7 @@ export async function forkRunFrom(instance: DurableInstance, id: string, options
   }
   const workflow = instance.registry.byVersion.get(versionKey(source.workflow, source.version))!;
   const deadlineMs = workflow.deadline === undefined ? null : toBoundedMs(workflow.deadline, "deadline");
-  const edit = await sealForkEdit(instance, forkId, options.overrides, options.reason);
+  const edit = await sealForkEdit(instance.settings, forkId, options.overrides, options.reason);
   const answer = await forkRun(instance.db, id, forkId, fromStep, deadlineMs, edit);
   switch (answer.outcome) {
     case "forked":
@@ -135,7 +135,7 @@ export async function forkRunFrom(instance: DurableInstance, id: string, options
         answer.kind === null
           ? `fork: run "${id}" has no step "${answer.step}" to override`
           : `fork: step "${answer.step}" is a ${answer.kind} step: only run, tx and value receipts can be ` +
-            "overridden (a wait's, a child's or an AI step's receipt has the engine's own shape)",
+              "overridden (a wait's, a child's or an AI step's receipt has the engine's own shape)",
       );
     case "compacted":
       throw new RunStateConflictError(`fork: retention deleted the receipts of run "${id}"`);

@@ -74,7 +74,8 @@ export class ReplayCheck {
     }
     this.recorded = [...this.ledger.steps].sort((a, b) => a.seq - b.seq);
     this.byId = new Map(this.recorded.map((step) => [step.id, step]));
-    if (this.byId.size !== this.recorded.length) throw new InvalidInputError("replayTest: the ledger repeats a step id");
+    if (this.byId.size !== this.recorded.length)
+      throw new InvalidInputError("replayTest: the ledger repeats a step id");
   }
 
   /** The finished receipts, as the harness's database holds them before the replay. */
@@ -101,10 +102,16 @@ export class ReplayCheck {
     const recorded = this.byId.get(stepId);
     this.reached.add(stepId);
     if (recorded && recorded.kind !== kind) {
-      return this.diverge(stepId, `step "${stepId}" is reached as a ${kind} step; the recording has a ${recorded.kind} step`);
+      return this.diverge(
+        stepId,
+        `step "${stepId}" is reached as a ${kind} step; the recording has a ${recorded.kind} step`,
+      );
     }
     if (recorded && expected && expected.id !== stepId) {
-      return this.diverge(stepId, `step "${stepId}" is reached before step "${expected.id}", which the recording reached first`);
+      return this.diverge(
+        stepId,
+        `step "${stepId}" is reached before step "${expected.id}", which the recording reached first`,
+      );
     }
     if (recorded) return FINISHED.has(recorded.status) ? undefined : this.end();
     if (expected) {
@@ -133,14 +140,18 @@ export class ReplayCheck {
     const missed = this.recorded.find((step) => !this.reached.has(step.id));
     if (missed) {
       throw new ReplayDivergenceError(
-        `replayTest: recorded step "${missed.id}" (${missed.kind}) is never reached: the replayed run is ${replayed.status} before it`,
+        `replayTest: recorded step "${missed.id}" (${missed.kind}) is never reached: ` +
+          `the replayed run is ${replayed.status} before it`,
         missed.id,
       );
     }
     if (this.ledger.status !== "completed") return;
     if (replayed.status !== "completed") {
       const why = replayed.error ? `: ${replayed.error.message}` : "";
-      throw new ReplayDivergenceError(`replayTest: the recorded run completed; the replayed run is ${replayed.status}${why}`, null);
+      throw new ReplayDivergenceError(
+        `replayTest: the recorded run completed; the replayed run is ${replayed.status}${why}`,
+        null,
+      );
     }
     if (!isDeepStrictEqual(replayed.output, this.ledger.output)) {
       throw new ReplayDivergenceError(

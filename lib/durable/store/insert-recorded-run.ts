@@ -27,7 +27,14 @@ export async function insertRecordedRun(
   await db.transaction().execute(async (tx) => {
     await tx
       .insertInto("durable_runs")
-      .values({ id: run.id, workflow: run.workflow, version: run.version, input: run.inputJson, wake_at: sql`durable_now()`, attempts: 1 } as never)
+      .values({
+        id: run.id,
+        workflow: run.workflow,
+        version: run.version,
+        input: run.inputJson,
+        wake_at: sql`durable_now()`,
+        attempts: 1,
+      } as never)
       .execute();
     if (receipts.length === 0) return;
     await tx
