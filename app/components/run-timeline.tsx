@@ -305,26 +305,9 @@ export function describeEvent(event: TimelineEvent): { title: string; detail: st
       };
     case "retry":
       return { title: "Retried", detail: "failed steps run again; completed steps keep their receipts", tone: "retry" };
-    case "fork": {
-      const copied = typeof data.copied === "number" ? data.copied : null;
-      const receipts = copied === null ? "its receipts" : `${copied} receipt${copied === 1 ? "" : "s"}`;
-      return {
-        title: "Forked",
-        detail:
-          `from run ${text(data.from) ?? "?"} at step "${text(data.fromStep) ?? "?"}": ` +
-          `${receipts} copied, replayed rather than run again` +
-          (typeof data.edited === "number" && data.edited > 0 ? `; ${data.edited} edited` : ""),
-        tone: "retry",
-      };
-    }
+    case "fork":
     case "step.edited":
-      return {
-        title: `Edited step${step}`,
-        detail: `its receipt carries a value given at the fork of run ${text(data.from) ?? "?"}: ${
-          text(data.reason) ?? "no reason given"
-        }`,
-        tone: "retry",
-      };
+      return describeForkEvent(event);
     case "version.unknown":
       return {
         title: `Unknown version ${text(data.version) ?? "(none)"}`,
@@ -334,6 +317,29 @@ export function describeEvent(event: TimelineEvent): { title: string; detail: st
     default:
       return { title: event.kind, detail: JSON.stringify(data), tone: "retry" };
   }
+}
+
+/** A fork's events: the fork itself (receipts copied, edits), and each step whose receipt it edited. */
+function describeForkEvent({ kind, data, stepId }: TimelineEvent): { title: string; detail: string; tone: Tone } {
+  if (kind === "step.edited") {
+    return {
+      title: `Edited step "${stepId ?? "?"}"`,
+      detail: `its receipt carries a value given at the fork of run ${text(data.from) ?? "?"}: ${
+        text(data.reason) ?? "no reason given"
+      }`,
+      tone: "retry",
+    };
+  }
+  const copied = typeof data.copied === "number" ? data.copied : null;
+  const receipts = copied === null ? "its receipts" : `${copied} receipt${copied === 1 ? "" : "s"}`;
+  const edited = typeof data.edited === "number" && data.edited > 0 ? `; ${data.edited} edited` : "";
+  return {
+    title: "Forked",
+    detail:
+      `from run ${text(data.from) ?? "?"} at step "${text(data.fromStep) ?? "?"}": ` +
+      `${receipts} copied, replayed rather than run again${edited}`,
+    tone: "retry",
+  };
 }
 
 const EVENT_MARKS: Record<Tone, string> = { heal: "↻", yield: "⏎", refused: "!", cancel: "■", retry: "↺" };
