@@ -172,6 +172,32 @@ describe("replayTest", () => {
     expect(ran).toEqual([]);
   });
 
+  it("replays AI steps from their receipts: no model is called", async () => {
+    const triage = defineWorkflow({
+      name: "triage",
+      input: z.object({ issue: z.string() }),
+      async run(ctx, { issue }) {
+        const model = "test/no-such-model"; // recorded under mockAi; the replay never calls it either
+        const summary = await ctx.step.ai.generateText("summarize", { model, prompt: `Summarize: ${issue}` });
+        const label = z.object({ label: z.enum(["bug", "feature"]) });
+        const { object } = await ctx.step.ai.generateObject("classify", { model, prompt: summary.text, schema: label });
+        return { summary: summary.text, label: object.label };
+      },
+    });
+    const recorder = await createTestDurable({ workflows: [triage] });
+    recorder.mockAi("summarize", { text: "Crashes on save." });
+    recorder.mockAi("classify", { object: { label: "bug" } });
+    await recorder.run(triage, { issue: "it crashes" }, { id: "t-1" });
+    const ledger = (await recorder.status("t-1", { ledger: true }))!;
+    await recorder.close();
+    expect(ledger.steps.map((step) => step.kind)).toEqual(["ai", "ai"]);
+    await expect(replayTest(triage, ledger)).resolves.toEqual({
+      status: "completed",
+      output: { summary: "Crashes on save.", label: "bug" },
+      steps: 2,
+    });
+  });
+
   it("refuses what is not a recorded run of the workflow", async () => {
     const status = (await durable.status("done"))!;
     await expect(replayTest(shipped, status as never)).rejects.toThrow(InvalidInputError);
