@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { type ApprovalPage, type Durable, InvalidInputError } from "@/lib/durable";
+import { type ApprovalPage, type Durable, InvalidInputError, type PendingApproval } from "@/lib/durable";
 import { DashboardClosed } from "../components/dashboard-closed";
 import { DecisionForm } from "../components/decision-form";
 import { formatDuration } from "../components/format";
@@ -12,11 +12,12 @@ export const dynamic = "force-dynamic";
 export const maxDuration = 60;
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
+type InboxFilters = { tag?: string; workflow?: string };
 
 const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) || undefined;
 
 /** This inbox's URL for a filter and a cursor: only the fields given. */
-function inboxHref(filters: { tag?: string; workflow?: string }, cursor?: string): string {
+function inboxHref(filters: InboxFilters, cursor?: string): string {
   const query = new URLSearchParams();
   if (filters.workflow) query.set("workflow", filters.workflow);
   if (filters.tag) query.set("tag", filters.tag);
@@ -82,40 +83,7 @@ export default async function Approvals({ searchParams }: Props) {
       ) : (
         <ul className="approval-list">
           {page.approvals.map((item) => (
-            <li key={`${item.runId}/${item.stepId}`} className="approval" data-approval={item.runId}>
-              <div className="approval-head">
-                <Link href={`/runs/${encodeURIComponent(item.runId)}`} className="run-link run-id">
-                  {item.runId}
-                </Link>
-                <span className="muted small">
-                  {item.workflow} · {item.name} · waiting {formatDuration(item.ageMs)}
-                </span>
-                <span className="badge badge-waiting" data-testid="approval-count">
-                  {item.decisions.filter((d) => d.approved).length} of {item.quorum}
-                </span>
-              </div>
-              {item.tags.length > 0 ? (
-                <p className="tags">
-                  {item.tags.map((tag) => (
-                    <Link key={tag} href={inboxHref({ ...filters, tag })} className="tag" data-tag={tag}>
-                      {tag}
-                    </Link>
-                  ))}
-                </p>
-              ) : null}
-              <JsonOutput value={item.input} testId="approval-input" />
-              {item.decisions.length > 0 ? (
-                <ul className="small approval-decisions">
-                  {item.decisions.map((d) => (
-                    <li key={d.actor} data-actor={d.actor}>
-                      {d.approved ? "Approved" : "Rejected"} by {d.actor}
-                      {d.reason ? `: ${d.reason}` : ""}
-                    </li>
-                  ))}
-                </ul>
-              ) : null}
-              <DecisionForm runId={item.runId} name={item.name} />
-            </li>
+            <ApprovalItem key={`${item.runId}/${item.stepId}`} item={item} filters={filters} />
           ))}
         </ul>
       )}
@@ -125,5 +93,45 @@ export default async function Approvals({ searchParams }: Props) {
         </p>
       ) : null}
     </section>
+  );
+}
+
+/** One wait in the inbox: its run, workflow, age, tags, input, the decisions so far and the form. */
+function ApprovalItem({ item, filters }: { item: PendingApproval; filters: InboxFilters }) {
+  return (
+    <li className="approval" data-approval={item.runId}>
+      <div className="approval-head">
+        <Link href={`/runs/${encodeURIComponent(item.runId)}`} className="run-link run-id">
+          {item.runId}
+        </Link>
+        <span className="muted small">
+          {item.workflow} · {item.name} · waiting {formatDuration(item.ageMs)}
+        </span>
+        <span className="badge badge-waiting" data-testid="approval-count">
+          {item.decisions.filter((d) => d.approved).length} of {item.quorum}
+        </span>
+      </div>
+      {item.tags.length > 0 ? (
+        <p className="tags">
+          {item.tags.map((tag) => (
+            <Link key={tag} href={inboxHref({ ...filters, tag })} className="tag" data-tag={tag}>
+              {tag}
+            </Link>
+          ))}
+        </p>
+      ) : null}
+      <JsonOutput value={item.input} testId="approval-input" />
+      {item.decisions.length > 0 ? (
+        <ul className="small approval-decisions">
+          {item.decisions.map((d) => (
+            <li key={d.actor} data-actor={d.actor}>
+              {d.approved ? "Approved" : "Rejected"} by {d.actor}
+              {d.reason ? `: ${d.reason}` : ""}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <DecisionForm runId={item.runId} name={item.name} />
+    </li>
   );
 }

@@ -56,6 +56,10 @@ export function RunTimeline({
   forkable?: boolean;
 }) {
   const origin = Date.parse(run.createdAt);
+  // Steps whose receipt a fork edited (docs/guide/edit-and-resume.md), with the reason given.
+  const edited = new Map(
+    events.filter((event) => event.kind === "step.edited" && event.stepId).map((e) => [e.stepId!, text(e.data.reason)]),
+  );
   if (run.steps.length === 0 && events.length === 0) {
     return (
       <p className="muted timeline-empty">No steps yet{run.attempts === 0 ? ": the run has not been claimed" : ""}.</p>
@@ -78,6 +82,7 @@ export function RunTimeline({
               now={now}
               facts={facts}
               forkRunId={forkable ? run.id : null}
+              edited={edited.has(entry.step.id) ? { reason: edited.get(entry.step.id) ?? null } : null}
             />
           ),
         )}
@@ -113,6 +118,7 @@ function TimelineStep({
   now,
   facts,
   forkRunId,
+  edited = null,
 }: {
   step: Step;
   previous: Step | undefined;
@@ -122,6 +128,8 @@ function TimelineStep({
   facts: CompositionFacts;
   /** The run to fork from this step, when the page offers it. */
   forkRunId: string | null;
+  /** A fork's edited receipt (`step.edited`), with its reason. */
+  edited?: { reason: string | null } | null;
 }) {
   const { started, finished, took } = timingOf(step, previous, now);
   return (
@@ -133,6 +141,11 @@ function TimelineStep({
         <div className="timeline-title">
           <code className="step-id">{step.id}</code>
           <span className="kind">{STEP_KIND_LABELS[step.kind] ?? step.kind}</span>
+          {edited ? (
+            <span className="attempt attempt-retried" data-edited title={edited.reason ?? "no reason given"}>
+              edited
+            </span>
+          ) : null}
           {step.attempt > 1 ? (
             <span className="attempt attempt-retried">attempt {step.attempt}</span>
           ) : (
@@ -292,17 +305,9 @@ export function describeEvent(event: TimelineEvent): { title: string; detail: st
       };
     case "retry":
       return { title: "Retried", detail: "failed steps run again; completed steps keep their receipts", tone: "retry" };
-    case "fork": {
-      const copied = typeof data.copied === "number" ? data.copied : null;
-      const receipts = copied === null ? "its receipts" : `${copied} receipt${copied === 1 ? "" : "s"}`;
-      return {
-        title: "Forked",
-        detail:
-          `from run ${text(data.from) ?? "?"} at step "${text(data.fromStep) ?? "?"}": ` +
-          `${receipts} copied, replayed rather than run again`,
-        tone: "retry",
-      };
-    }
+    case "fork":
+    case "step.edited":
+      return describeForkEvent(event);
     case "version.unknown":
       return {
         title: `Unknown version ${text(data.version) ?? "(none)"}`,
@@ -312,6 +317,29 @@ export function describeEvent(event: TimelineEvent): { title: string; detail: st
     default:
       return { title: event.kind, detail: JSON.stringify(data), tone: "retry" };
   }
+}
+
+/** A fork's events: the fork itself (receipts copied, edits), and each step whose receipt it edited. */
+function describeForkEvent({ kind, data, stepId }: TimelineEvent): { title: string; detail: string; tone: Tone } {
+  if (kind === "step.edited") {
+    return {
+      title: `Edited step "${stepId ?? "?"}"`,
+      detail: `its receipt carries a value given at the fork of run ${text(data.from) ?? "?"}: ${
+        text(data.reason) ?? "no reason given"
+      }`,
+      tone: "retry",
+    };
+  }
+  const copied = typeof data.copied === "number" ? data.copied : null;
+  const receipts = copied === null ? "its receipts" : `${copied} receipt${copied === 1 ? "" : "s"}`;
+  const edited = typeof data.edited === "number" && data.edited > 0 ? `; ${data.edited} edited` : "";
+  return {
+    title: "Forked",
+    detail:
+      `from run ${text(data.from) ?? "?"} at step "${text(data.fromStep) ?? "?"}": ` +
+      `${receipts} copied, replayed rather than run again${edited}`,
+    tone: "retry",
+  };
 }
 
 const EVENT_MARKS: Record<Tone, string> = { heal: "↻", yield: "⏎", refused: "!", cancel: "■", retry: "↺" };

@@ -126,6 +126,14 @@ export function RunView(props: RunViewProps) {
       <div className="run-columns">
         <section className="panel timeline-panel">
           <h2>{events.length > 0 ? "Steps and events" : "Steps"}</h2>
+          {forkable ? (
+            <p className="small">
+              <a href={`/runs/${encodeURIComponent(run.id)}/ledger`} download data-testid="export-ledger">
+                Export ledger
+              </a>{" "}
+              <span className="muted">(JSON, for replayTest)</span>
+            </p>
+          ) : null}
           <RunTimeline run={run} now={clock} events={events} facts={facts} forkable={forkable} />
         </section>
         <RunSide run={run} refresh={refresh} family={family} details={details} demo={demo} />

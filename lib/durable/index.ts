@@ -70,7 +70,7 @@ export {
   UnauthorizedError,
   WorkflowNotFoundError,
 } from "./errors";
-export type { RunStatus, RunSummary, TickReport } from "./schemas";
+export type { LedgerStep, RunLedger, RunStatus, RunSummary, TickReport } from "./schemas";
 export type { StreamChunk } from "./store";
 export { externalKeyFor } from "./steps/external-key";
 export type {

@@ -127,5 +127,20 @@ export const tickReportSchema = z.object({
 });
 export type TickReport = z.infer<typeof tickReportSchema>;
 
+/** One receipt of a run's ledger: its status as `status()` shows it, its seq, result and whole stored error. */
+export type LedgerStep = Omit<RunStatus["steps"][number], "error"> & {
+  /** The order the step was first reached in (0, 1, …; a step reached but never written leaves a gap). */
+  seq: number;
+  /** What the receipt answers a replay: the step's result (null while it has none). */
+  result: unknown;
+  error: { code: string; message: string; name?: string } | null;
+};
+
+/**
+ * `status(id, { ledger: true })`: the status with the run's input and every receipt's result,
+ * opened: a recorded run, what `replayTest` replays (docs/guide/edit-and-resume.md).
+ */
+export type RunLedger<TOutput = unknown> = Omit<RunStatus<TOutput>, "steps"> & { input: unknown; steps: LedgerStep[] };
+
 /** One row of `list()`: a run without its steps. */
 export type RunSummary = Omit<RunStatus, "steps" | "output">;

@@ -6,16 +6,19 @@ import type { z } from "zod";
 import { type AnyKysely, connect } from "./drivers/connect";
 import { createDurable, type Durable, type DurableOptions } from "./engine/create-durable";
 import { notePayloadCodec, payloadCodecOf } from "./engine/payloads";
-import type { StepMock } from "./engine/run/execution";
+import { storedVersion } from "./engine/define-workflow";
+import { ReplayCheck, ReplayDivergenceError } from "./engine/replay-check";
+import type { StepMock, StepObserver } from "./engine/run/execution";
 import { InvalidInputError, RunNotFoundError } from "./errors";
 import { storableName } from "./names";
-import type { RunStatus } from "./schemas";
+import type { RunLedger, RunStatus } from "./schemas";
 import { completeAiTextResult } from "./ai/ai-steps";
-import { listOpenDescendants } from "./store";
+import { insertRecordedRun, listOpenDescendants } from "./store";
 import type { AiObjectResult, AiTextResult } from "./ai/types";
 import type { AnyWorkflow, Duration } from "./types";
 
 export type { StepMock };
+export { ReplayDivergenceError };
 
 /** What `mockAi` takes: the text (or the object, for generateObject); the rest is filled in. */
 export type AiMockResult =
@@ -95,7 +98,11 @@ const MAX_ADVANCES = 1_000;
  * expect(await durable.drive(waiting.id)).toMatchObject({ status: "completed" });
  * await durable.close();
  */
-export async function createTestDurable(options: TestDurableOptions): Promise<TestDurable> {
+export function createTestDurable(options: TestDurableOptions): Promise<TestDurable> {
+  return openTestDurable(options);
+}
+
+async function openTestDurable(options: TestDurableOptions, observeStep?: StepObserver): Promise<TestDurable> {
   const { url = "memory://", setup, ...durableOptions } = options;
   // A fixed secret for status tokens: tests need no DURABLE_SECRET and print no warning about it.
   const secrets = { durable: "durable-testing-secret", ...durableOptions.secrets };
@@ -109,6 +116,7 @@ export async function createTestDurable(options: TestDurableOptions): Promise<Te
     secrets,
     db,
     testing: true,
+    observeStep,
     mockStep: (runId, stepId) => runMocks.get(runKey(runId, stepId)) ?? mocks.get(stepId),
   });
   try {
@@ -187,4 +195,57 @@ function completeAiResult(partial: AiMockResult): AiTextResult | AiObjectResult<
   const { object, ...rest } = partial;
   const { text: _text, ...filled } = completeAiTextResult(rest);
   return { object, ...filled };
+}
+
+/** What a replay that matched its recording answers. */
+export interface ReplayResult {
+  /** How the replayed run stands: as recorded, or "failed" where the replay stopped with the recording. */
+  status: RunStatus["status"];
+  output: unknown;
+  /** How many steps the replay reached (each answered from a recorded receipt). */
+  steps: number;
+}
+
+/**
+ * Replays a recorded run (`await durable.status(id, { ledger: true })`, or the dashboard's "Export
+ * ledger") against `workflow` as the code is today, on an in-memory PGlite of its own: each step
+ * is answered from its recorded receipt and no step body runs. Resolves when every step matched the
+ * recording, in order, by id and kind, up to where the recording stops (and a completed recording's
+ * output). `options.workflows`: the other workflows the body names (invoke, start).
+ * @throws ReplayDivergenceError naming the first step that diverges
+ * @throws InvalidInputError when `ledger` is not a recorded run of `workflow`
+ *
+ * @example
+ * const ledger = await durable.status(runId, { ledger: true });   // in production, saved as JSON
+ * await replayTest(checkout, ledger!);   // in a test, against today's code
+ */
+export async function replayTest(
+  workflow: AnyWorkflow,
+  ledger: RunLedger,
+  options: { workflows?: AnyWorkflow[] } = {},
+): Promise<ReplayResult> {
+  const check = new ReplayCheck(workflow, ledger);
+  const { id } = check.ledger;
+  const others = (options.workflows ?? []).filter((other) => other !== workflow);
+  const durable = await openTestDurable(
+    { workflows: [workflow, ...others], log: () => {} },
+    (runId, stepId, kind, at) => (runId === id ? check.observe(stepId, kind, at) : undefined),
+  );
+  try {
+    await insertRecordedRun(
+      durable.db as never,
+      {
+        id,
+        workflow: workflow.name,
+        version: storedVersion(workflow.version),
+        inputJson: JSON.stringify(check.ledger.input ?? null),
+      },
+      check.receipts(),
+    );
+    const replayed = await durable.drive(id);
+    check.finish(replayed);
+    return { status: replayed.status, output: replayed.output, steps: check.stepsReached };
+  } finally {
+    await durable.close();
+  }
 }

@@ -43,6 +43,8 @@ const MARK = {
   chat: `CHATmark${tag}`,
   event: `EVENTmark${tag}`,
   reason: `REASONmark${tag}`,
+  edit: `EDITmark${tag}`,
+  editReason: `EDITREASONmark${tag}`,
 };
 const markers = Object.values(MARK);
 
@@ -192,6 +194,20 @@ async function exerciseEverything(durable: Durable): Promise<void> {
   await durable.start(failing, {}, { id: "failing" });
   expect(await durable.advance("failing")).toBe("failed");
   expect((await durable.status("failing"))!.error!.message).toContain(MARK.runError);
+
+  // A fork that edits the failed step's receipt (docs/guide/edit-and-resume.md): the value and the
+  // reason are sealed under the fork's id; its ledger and its timeline read them plain.
+  await durable.fork("failing", {
+    fromStep: "boom",
+    id: "failing-edited",
+    overrides: { boom: MARK.edit },
+    reason: `edited: ${MARK.editReason}`,
+  });
+  expect(await durable.advance("failing-edited")).toBe("completed");
+  const edited = (await durable.status("failing-edited", { ledger: true }))!;
+  expect(edited.steps.find((step) => step.id === "boom")!.result).toBe(MARK.edit);
+  const editEvent = (await durable.events("failing-edited")).find((event) => event.kind === "step.edited");
+  expect(editEvent!.data.reason).toBe(`edited: ${MARK.editReason}`);
 
   await durable.start(parked, {}, { id: "parked" });
   expect(await durable.advance("parked")).toBe("waiting");

@@ -175,6 +175,14 @@ describe("the timeline's words for each event kind", () => {
       title: "Forked",
       detail: 'from run order-1 at step "charge": 2 receipts copied, replayed rather than run again',
     });
+    expect(event("fork", null, { from: "order-1", fromStep: "charge", copied: 1, edited: 1 }).detail).toBe(
+      'from run order-1 at step "charge": 1 receipt copied, replayed rather than run again; 1 edited',
+    );
+    expect(event("step.edited", "quote", { from: "order-1", reason: "garbage quote" })).toMatchObject({
+      title: 'Edited step "quote"',
+      detail: "its receipt carries a value given at the fork of run order-1: garbage quote",
+    });
+    expect(event("step.edited", "quote", { from: "order-1", reason: null }).detail).toContain("no reason given");
     expect(event("something.new", null, { a: 1 })).toMatchObject({ title: "something.new", detail: '{"a":1}' });
   });
 });

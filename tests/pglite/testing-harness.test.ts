@@ -342,14 +342,16 @@ describe("createTestDurable({ skipSleeps: true })", () => {
 });
 
 describe("createDurable's testing-only options", () => {
-  it("refuses skipSleeps and mockStep without testing: true", () => {
+  it("refuses skipSleeps, mockStep and observeStep without testing: true", () => {
     // createDurable touches no database until it is used.
     const db = {} as AnyKysely;
     expect(() => createDurable({ db, workflows: [], skipSleeps: true })).toThrow(InvalidInputError);
     expect(() => createDurable({ db, workflows: [], testing: false, skipSleeps: true })).toThrow(/testing: true/);
     expect(() => createDurable({ db, workflows: [], mockStep: () => undefined })).toThrow(InvalidInputError);
+    expect(() => createDurable({ db, workflows: [], observeStep: () => undefined })).toThrow(/observeStep/);
     expect(() => createDurable({ db, workflows: [], skipSleeps: false })).not.toThrow();
     expect(() => createDurable({ db, workflows: [], testing: true, skipSleeps: true })).not.toThrow();
     expect(() => createDurable({ db, workflows: [], testing: true, mockStep: () => undefined })).not.toThrow();
+    expect(() => createDurable({ db, workflows: [], testing: true, observeStep: () => undefined })).not.toThrow();
   });
 });

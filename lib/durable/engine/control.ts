@@ -36,7 +36,7 @@ export async function cancelById(
   const outcome = await cancelRun(instance.db, id, stored, children);
   if (outcome === "not_found") throw new RunNotFoundError(id);
   if (outcome === "terminal") throw new RunStateConflictError(`run "${id}" is already finished`);
-  return (await readStatus(instance, id))!;
+  return (await readStatus(instance, id)) as RunStatus;
 }
 
 /** `retry(id)`: retries a failed run, keeping every completed receipt and external key. */
@@ -55,7 +55,7 @@ export async function retryById(instance: DurableInstance, id: string): Promise<
   if (outcome === "not_failed") {
     throw new RunStateConflictError(`run "${id}" has not failed; only a failed run can be retried`);
   }
-  return (await readStatus(instance, id))!;
+  return (await readStatus(instance, id)) as RunStatus;
 }
 
 /** A retry refused because another run holds the singleton key: the conflict names that run. */

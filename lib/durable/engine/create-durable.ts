@@ -95,7 +95,7 @@ export function createDurable(options: DurableOptions): Durable {
     publish: (name, data, publishOptions) => publish(instance, name, data, publishOptions),
     completeCallback: (token, payload, callbackOptions) => completeCallback(instance, token, payload, callbackOptions),
     callbacks: (runId) => listRunCallbacks(instance, runId),
-    status: ((id: string, statusOptions?: { workflow: AnyWorkflow }) =>
+    status: ((id: string, statusOptions?: { workflow?: AnyWorkflow; ledger?: boolean }) =>
       readStatus(instance, id, statusOptions)) as Durable["status"],
     inspect: (id) => inspectRun(instance, id),
     list: (listOptions) => listRunPage(instance, listOptions),

@@ -6,15 +6,20 @@ import type { AnyKysely } from "../drivers/connect";
 import type { EncryptionOptions } from "../encryption/keys";
 import type { PublishOptions, PublishResult } from "../event-types";
 import type { DurableMetrics } from "../metrics-types";
-import type { RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
+import type { RunLedger, RunStatus, RunStatusValue, RunSummary, TickReport } from "../schemas";
 import type { RunEvent, StreamChunk } from "../store";
 import type { AnyWorkflow, Duration, OutputOf, SignalName, SignalPayload, SignalsOf } from "../types";
 import type { AdvanceOutcome } from "./run/advance";
-import type { StepMockLookup } from "./run/execution";
+import type { ForkOptions } from "./fork-edits";
+import type { StepMockLookup, StepObserver } from "./run/execution";
+
+export type { ForkOptions };
+export type { CallbackResult, RunCallback };
 import type { CompactReport, RetentionOptions } from "./retention";
 import type { ScheduleInfo } from "./schedules";
 import type { WebhookEndpoint } from "./webhooks";
 import type { WorkOptions, WorkReport } from "./worker";
+import type { CallbackResult, RunCallback } from "./callback-types";
 
 export interface DurableDefaults {
   /** Default step lease: the longest a step body may take ("30s"). */
@@ -56,6 +61,11 @@ export interface DurableOptions {
    * attempt; the harness's `mockStep` keeps them (lib/durable/testing.ts).
    */
   mockStep?: StepMockLookup;
+  /**
+   * Testing only, with `testing: true`: asked as each step is reached; an Error it answers fails
+   * the run there, before the step does anything (`replayTest`, lib/durable/testing.ts).
+   */
+  observeStep?: StepObserver;
   /**
    * How many claimed runs one `tick()` advances at once (1–64, default 1): steps that wait on I/O
    * overlap. Each holds a database connection only while it writes (docs/guide/scaling-out.md, "Scaling out").
@@ -113,36 +123,6 @@ export interface CancelOptions {
   reason?: string;
   /** "cancel" (default): its non-terminal children, and theirs, are cancelled first; "keep" leaves them. */
   children?: "cancel" | "keep";
-}
-
-/** What `completeCallback` answers. */
-export interface CallbackResult {
-  ok: true;
-  /** This call delivered it. */
-  delivered: boolean;
-  /** A repeat of the delivery that resolved it (same idempotency key): nothing changed. */
-  alreadyDelivered: boolean;
-  /** The run the callback belongs to. */
-  runId: string;
-}
-
-/**
- * A callback URL a run made, as `callbacks(runId)` lists it for an operator's page: never part of
- * RunStatus, since the URL is a capability for the third party it was made for.
- */
-export interface RunCallback {
-  /** The callback's id (a `waitForAny` callback branch's target in RunStatus). */
-  id: string;
-  /** The `ctx.step.callback` step that made it. */
-  stepId: string;
-  /** `<origin>/api/durable/callback/<token>`: POST a JSON body to it. */
-  url: string;
-  /** The capability in the URL, for `completeCallback(token, payload)`. */
-  token: string;
-  /** Past it the URL accepts nothing (its `timeout`); null: none. */
-  deadlineAt: Date | null;
-  /** When its first delivery arrived; null: not yet. */
-  deliveredAt: Date | null;
 }
 
 export interface StartResult {
@@ -228,14 +208,6 @@ export interface BulkOptions {
   children?: "cancel" | "keep";
 }
 
-/** Options of `fork`. */
-export interface ForkOptions {
-  /** The step to start over from: its receipt and every later one are not copied. */
-  fromStep: string;
-  /** The new run's id (default a new uuid); the same fork again answers `created: false`. */
-  id?: string;
-}
-
 export interface ListOptions extends RunFilterOptions {
   /** 1–200, default 50. */
   limit?: number;
@@ -296,6 +268,12 @@ export interface Durable extends WingMethods {
   status(id: string): Promise<RunStatus | null>;
   /** As `status(id)`, with `output` typed by the workflow; a run of another workflow is a RunStateConflictError. */
   status<W extends AnyWorkflow>(id: string, options: { workflow: W }): Promise<RunStatus<OutputOf<W>> | null>;
+  /**
+   * As `status(id)`, plus the run's input and every receipt's result (and seq, and stored error),
+   * opened: the recorded run `replayTest` replays (docs/guide/edit-and-resume.md). For an admin:
+   * it holds the run's payloads.
+   */
+  status(id: string, options: { ledger: true; workflow?: AnyWorkflow }): Promise<RunLedger | null>;
   /**
    * `status(id)` (healing a dead run likewise) plus whether a claim would take the run now, by the
    * database clock: what the status route asks before it spends a claim on advancing the run.

@@ -131,9 +131,9 @@ export function resolveInstance(options: DurableOptions, startSlot: StartSlot): 
 /** The settings every execution reads (engine/run/execution.ts), from `defaults` and the testing switches. */
 function resolveSettings(options: DurableOptions, db: DurableDb, log: (message: string) => void): ExecutionSettings {
   // Skipped sleeps and mocked steps change what a run does: only an instance made for tests may.
-  if ((options.skipSleeps || options.mockStep) && options.testing !== true) {
+  if ((options.skipSleeps || options.mockStep || options.observeStep) && options.testing !== true) {
     throw new InvalidInputError(
-      "skipSleeps and mockStep change what a run does; they work only on an instance made with " +
+      "skipSleeps, mockStep and observeStep change what a run does; they work only on an instance made with " +
         "createDurable({ testing: true }) (createTestDurable makes one)",
     );
   }
@@ -149,6 +149,7 @@ function resolveSettings(options: DurableOptions, db: DurableDb, log: (message: 
     codec: codecOf(options.encryption),
     skipSleeps: options.skipSleeps === true,
     mockStep: options.mockStep,
+    observeStep: options.observeStep,
   };
 }
 

@@ -11,8 +11,12 @@ import { hasUnstorableText } from "../text";
 import { versionKey } from "./define-workflow";
 import type { BulkOptions, BulkResult, ForkOptions, RunFilterOptions, StartResult } from "./durable-api";
 import { assertOpen, type DurableInstance, isRegistered } from "./instance";
+import { sealForkEdit } from "./fork-edits";
 import { checkBulkFilter } from "./run-filter";
 import { statusTokenOf } from "./start";
+
+/** The options `fork` takes. */
+const FORK_OPTIONS = new Set(["fromStep", "id", "overrides", "reason"]);
 
 /** Runs per statement of cancelMany and retryMany: each batch is one transaction holding its runs' locks. */
 export const BULK_BATCH = 500;
@@ -82,16 +86,17 @@ export async function withDeadlockRetry<T>(statement: () => Promise<T>): Promise
 }
 
 /**
- * `fork(id, { fromStep, id? })`: a new run of the source's workflow, version and input, with the
- * source's receipts before `fromStep` (docs/guide/runs.md, "Forking a run"). The source is not
- * written. Idempotent on the new id: the same fork again answers `created: false`.
+ * `fork(id, { fromStep, id?, overrides?, reason? })`: a new run of the source's workflow, version
+ * and input, with the source's receipts before `fromStep` (docs/guide/runs.md, "Forking a run")
+ * and the overridden steps' receipts carrying the given values (docs/guide/edit-and-resume.md).
+ * The source is not written. Idempotent on the new id: the same fork again answers `created: false`.
  */
 export async function forkRunFrom(instance: DurableInstance, id: string, options: ForkOptions): Promise<StartResult> {
   assertOpen(instance);
   if (options === null || typeof options !== "object")
-    throw new InvalidInputError("fork: options is { fromStep, id? }");
+    throw new InvalidInputError("fork: options is { fromStep, id?, overrides?, reason? }");
   for (const key of Object.keys(options)) {
-    if (key !== "fromStep" && key !== "id") throw new InvalidInputError(`fork: unknown option "${key}"`);
+    if (!FORK_OPTIONS.has(key)) throw new InvalidInputError(`fork: unknown option "${key}"`);
   }
   const fromStep = storableName(options.fromStep, "fork: fromStep");
   const forkId = storableName(options.id ?? randomUUID(), "fork: id");
@@ -108,7 +113,8 @@ export async function forkRunFrom(instance: DurableInstance, id: string, options
   }
   const workflow = instance.registry.byVersion.get(versionKey(source.workflow, source.version))!;
   const deadlineMs = workflow.deadline === undefined ? null : toBoundedMs(workflow.deadline, "deadline");
-  const answer = await forkRun(instance.db, id, forkId, fromStep, deadlineMs);
+  const edit = await sealForkEdit(instance.settings, forkId, options.overrides, options.reason);
+  const answer = await forkRun(instance.db, id, forkId, fromStep, deadlineMs, edit);
   switch (answer.outcome) {
     case "forked":
     case "exists":
@@ -123,6 +129,13 @@ export async function forkRunFrom(instance: DurableInstance, id: string, options
           `("${answer.step}") before step "${fromStep}": a fork past it would share the source's ` +
           (answer.kind === "start" ? "child run" : "callback URL") +
           `; fork from "${answer.step}" or an earlier step`,
+      );
+    case "bad_override":
+      throw new InvalidInputError(
+        answer.kind === null
+          ? `fork: run "${id}" has no step "${answer.step}" to override`
+          : `fork: step "${answer.step}" is a ${answer.kind} step: only run, tx and value receipts can be ` +
+              "overridden (a wait's, a child's or an AI step's receipt has the engine's own shape)",
       );
     case "compacted":
       throw new RunStateConflictError(`fork: retention deleted the receipts of run "${id}"`);

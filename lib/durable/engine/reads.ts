@@ -3,7 +3,7 @@
 // (store/read-run.ts).
 import { DecryptionError, InvalidInputError, RunStateConflictError } from "../errors";
 import { isStorableName } from "../names";
-import type { RunStatus, RunStatusValue } from "../schemas";
+import type { RunLedger, RunStatus, RunStatusValue } from "../schemas";
 import {
   checkCursor,
   countDueRuns,
@@ -20,18 +20,28 @@ import type { ListOptions, ListPage } from "./durable-api";
 import { assertOpen, type DurableInstance, isRegistered } from "./instance";
 import { openEvents, openRunAndSteps } from "./payloads";
 import { checkRunFilter } from "./run-filter";
+import { toRunLedger } from "./run-ledger";
 import { toRunStatus, toRunSummary } from "./run-status";
 import type { ScheduleInfo } from "./schedules";
 
-/** `status(id)`: null when there is no such run; a run of another workflow than `options.workflow` is a conflict. */
+/**
+ * `status(id)`: null when there is no such run; a run of another workflow than `options.workflow`
+ * is a conflict. With `ledger: true`, the run's input and its receipts' results too (engine/run-ledger.ts).
+ */
 export async function readStatus(
   instance: DurableInstance,
   id: string,
-  options?: { workflow: AnyWorkflow },
-): Promise<RunStatus | null> {
-  const read = await inspectRun(instance, id);
-  if (read && options?.workflow) expectWorkflow(id, read.status.workflow, options.workflow);
-  return read?.status ?? null;
+  options: { workflow?: AnyWorkflow; ledger?: boolean } = {},
+): Promise<RunStatus | RunLedger | null> {
+  if (options === null || typeof options !== "object") throw new InvalidInputError("status: options is an object");
+  if (options.ledger !== undefined && typeof options.ledger !== "boolean") {
+    throw new InvalidInputError("status: ledger is true or false");
+  }
+  const read = await readOpened(instance, id);
+  if (!read) return null;
+  const status = toRunStatus(read.run, read.steps, isRegistered(instance, read.run));
+  if (options.workflow) expectWorkflow(id, status.workflow, options.workflow);
+  return options.ledger ? toRunLedger(instance, status, read.run, read.steps) : status;
 }
 
 /** `inspect(id)`: the status, and whether a claim would take the run now by the database clock. */
@@ -39,13 +49,19 @@ export async function inspectRun(
   instance: DurableInstance,
   id: string,
 ): Promise<{ status: RunStatus; due: boolean } | null> {
+  const read = await readOpened(instance, id);
+  if (!read) return null;
+  return { status: toRunStatus(read.run, read.steps, isRegistered(instance, read.run)), due: read.due };
+}
+
+/** A run and its steps read (healing a run whose lease ran out) and opened; null when there is none. */
+async function readOpened(instance: DurableInstance, id: string) {
   assertOpen(instance);
   if (!isStorableName(id)) return null;
   const sealed = await readRun(instance.db, id);
   if (!sealed) return null;
   // Opened for the reader (engine/payloads.ts): a key this deployment lacks throws DecryptionError.
-  const read = await openRunAndSteps(instance.codec, sealed);
-  return { status: toRunStatus(read.run, read.steps, isRegistered(instance, read.run)), due: read.due };
+  return openRunAndSteps(instance.codec, sealed);
 }
 
 /** `list()`: a page of runs, newest first, filtered (engine/run-filter.ts). */

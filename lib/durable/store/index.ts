@@ -21,6 +21,7 @@ export { releaseUnreadable } from "./release-unreadable";
 export { type FinishResult, finishRun, finishRunAndClaim, type RunEnd } from "./finish-run";
 export { type ContinueResult, continueRun, type SuccessorToInsert } from "./continue-run";
 export { heartbeatRun } from "./heartbeat-run";
+export { insertRecordedRun, type RecordedReceipt } from "./insert-recorded-run";
 export { readStepResult } from "./read-step-result";
 export { insertEvent } from "./insert-event";
 export { readRun } from "./read-run";
@@ -38,7 +39,7 @@ export { retryRun } from "./retry-run";
 export { type ChatTurnRecord, readChatTurn, setChatTurn } from "./chat-turns";
 export { checkCursor, listRuns, narrowsRuns, type RunFilter, type RunPosition, type RunQuery } from "./list-runs";
 export { type BulkBatch, cancelRunsBatch, retryRunsBatch } from "./bulk-runs";
-export { type ForkOutcome, forkRun } from "./fork-run";
+export { type ForkOutcome, type ForkOverride, forkRun } from "./fork-run";
 export {
   type CompactedRows,
   type CompactRequest,

@@ -35,11 +35,20 @@ export interface ExecutionSettings {
    * would run; undefined runs the body (lib/durable/testing.ts, `mockStep`).
    */
   mockStep?: StepMockLookup;
+  /**
+   * Testing only: asked as each step is reached, with the body's position (0 at each pass's
+   * start); an error it answers fails the run at that step, before anything of the step runs
+   * (replayTest, engine/replay-check.ts).
+   */
+  observeStep?: StepObserver;
   /** Child runs, status and callback tokens for the composition steps (engine/compose-support.ts). */
   compose?: ComposeSupport;
   /** Seals payloads as they are written and opens them as they are read (encryption/payload-codec.ts). */
   codec: PayloadCodec;
 }
+
+/** Sees a step reached (testing only): an Error to fail the run there, else undefined. */
+export type StepObserver = (runId: string, stepId: string, kind: StepKind, position: number) => Error | undefined;
 
 /** Finds the mock of a step of a run, if any. */
 export type StepMockLookup = (runId: string, stepId: string) => StepMock | undefined;
@@ -215,6 +224,8 @@ export class Execution {
       throw this.failWith(error as Error);
     }
     if (this.reached.has(stepId)) throw this.failWith(new DuplicateStepIdError(stepId));
+    const refused = this.settings.observeStep?.(this.runId, stepId, kind, this.nextSeq);
+    if (refused) throw this.failWith(refused);
     this.reached.add(stepId);
     const seq = this.nextSeq++;
     const recorded = this.ledger.get(stepId);

@@ -1,6 +1,7 @@
--- durable_fork_run(source, id, from_step, deadline_ms): a new run `id` of the source's workflow,
--- version and input with the source's receipts before step `from_step` (by seq), in one statement
--- (docs/sql.md, "durable_fork_run"; docs/guide/runs.md, "Forking a run").
+-- durable_fork_run(source, id, from_step, deadline_ms, overrides, reason): a new run `id` of the
+-- source's workflow, version and input with the source's receipts before step `from_step` (by seq),
+-- and edited receipts for the steps `overrides` names, in one statement (docs/sql.md,
+-- "durable_fork_run"; docs/guide/runs.md, "Forking a run"; docs/guide/edit-and-resume.md).
 --
 -- The source is read, never written: a fork is another run. The receipts copied are the step rows
 -- before from_step's seq that completed or failed (a failure the body caught replays as one); rows
@@ -24,8 +25,17 @@
 -- a run that has not ended answers 'singleton_held' with its holder. Locks the source for share
 -- (a receipt being written commits first), then inserts.
 
+-- Overrides (edit and resume, docs/guide/edit-and-resume.md): a jsonb array of { step, result,
+-- bytes }, the result already checked and sealed by the engine. Each step must be a row of the
+-- source (any seq, any status) of kind run, tx or value, else 'bad_override' with the step and why,
+-- writing nothing: checked here, under the source's share lock, so a source that changes between
+-- the engine's checks and the fork cannot slip a step past them. The fork holds each as a completed
+-- receipt with that result (a copied row's result replaced; a row at or after from_step, not
+-- copied otherwise, inserted with the source's seq), and the timeline a 'step.edited' event per
+-- step with the reason (sealed by the engine under the fork's id, or null).
+
 create or replace function durable_fork_run(
-  p_source text, p_id text, p_from_step text, p_deadline_ms bigint
+  p_source text, p_id text, p_from_step text, p_deadline_ms bigint, p_overrides jsonb, p_reason text
 ) returns jsonb
 language plpgsql as $$
 declare
@@ -35,6 +45,7 @@ declare
   v_refused durable_steps;
   v_existing durable_runs;
   v_copied integer;
+  v_bad record;
 begin
   select * into v_source from durable_runs where id = p_source for share;
   if not found then
@@ -52,6 +63,14 @@ begin
    order by seq limit 1;
   if found then
     return jsonb_build_object('outcome', 'refused', 'step', v_refused.step_id, 'kind', v_refused.kind);
+  end if;
+  select o.step, s.kind into v_bad
+    from jsonb_to_recordset(coalesce(p_overrides, '[]'::jsonb)) as o(step text, result jsonb, bytes integer)
+    left join durable_steps s on s.run_id = p_source and s.step_id = o.step
+   where s.kind is null or s.kind not in ('run', 'tx', 'value')
+   limit 1;
+  if found then
+    return jsonb_build_object('outcome', 'bad_override', 'step', v_bad.step, 'kind', v_bad.kind);
   end if;
 
   insert into durable_runs (id, workflow, input, wake_at, concurrency_key, singleton_key, version,
@@ -77,18 +96,38 @@ begin
   insert into durable_steps (run_id, step_id, seq, kind, status, attempt, result, error, deadline_at,
                              wake_at, polls, external_key, fence, started_at, completed_at, updated_at,
                              signal_name, result_bytes, branches, target_runs)
-  select p_id, s.step_id, s.seq, s.kind, s.status, s.attempt, s.result, s.error, s.deadline_at,
-         s.wake_at, s.polls,
+  select p_id, s.step_id, s.seq, s.kind,
+         case when o.step is null then s.status else 'completed' end, s.attempt,
+         case when o.step is null then s.result else o.result end,
+         case when o.step is null then s.error end, s.deadline_at,
+         case when o.step is null then s.wake_at end, s.polls,
          case when s.external_key is not null then
            'wfe-' || left(encode(sha256(convert_to(p_id, 'UTF8') || '\x00'::bytea
                                         || convert_to(s.step_id, 'UTF8')), 'hex'), 32) end,
-         0, s.started_at, s.completed_at, v_now, s.signal_name, s.result_bytes, s.branches, s.target_runs
+         0, s.started_at, case when o.step is null then s.completed_at else v_now end, v_now, s.signal_name,
+         case when o.step is null then s.result_bytes else o.bytes end, s.branches, s.target_runs
     from durable_steps s
-   where s.run_id = p_source and s.seq < v_seq and s.status in ('completed', 'failed');
+    left join jsonb_to_recordset(coalesce(p_overrides, '[]'::jsonb)) as o(step text, result jsonb, bytes integer)
+      on o.step = s.step_id
+   where s.run_id = p_source
+     and ((s.seq < v_seq and s.status in ('completed', 'failed')) or o.step is not null);
   get diagnostics v_copied = row_count;
 
   insert into durable_events (run_id, kind, fence, data)
-  values (p_id, 'fork', 0, jsonb_build_object('from', p_source, 'fromStep', p_from_step, 'copied', v_copied));
+  values (p_id, 'fork', 0, jsonb_build_object('from', p_source, 'fromStep', p_from_step, 'copied', v_copied,
+                                             'edited', jsonb_array_length(coalesce(p_overrides, '[]'::jsonb))));
+  insert into durable_events (run_id, kind, step_id, fence, data)
+  select p_id, 'step.edited', o.step, 0, jsonb_build_object('from', p_source, 'reason', p_reason)
+    from rows from (jsonb_to_recordset(coalesce(p_overrides, '[]'::jsonb)) as (step text)) with ordinality as o(step, n)
+   order by o.n;
   return jsonb_build_object('outcome', 'forked', 'copied', v_copied);
 end
+$$;
+
+-- The four-argument form, called by the release before overrides: a fork without them.
+create or replace function durable_fork_run(
+  p_source text, p_id text, p_from_step text, p_deadline_ms bigint
+) returns jsonb
+language sql as $$
+  select durable_fork_run(p_source, p_id, p_from_step, p_deadline_ms, null::jsonb, null::text)
 $$;
