@@ -22,7 +22,7 @@ function appDir(): string {
 runCliRunsContract("embedded PGlite", async () => ({ cwd: appDir(), env: {} }));
 
 describe("durable-next runs on the embedded database", { timeout: 60_000 }, () => {
-  it("refuses with exit code 2, creating nothing, where DATABASE_URL is unset and there is no ./.durable/pglite", () => {
+  it("refuses with exit code 2, creating nothing, where DATABASE_URL is unset and there is no .durable/pglite", () => {
     const cwd = appDir();
     const answer = runsCli({ cwd, env: {} }, ["ls"]);
     expect(answer.status, answer.stderr).toBe(2);

@@ -1,7 +1,7 @@
-// What `durable-next runs` prints for a person (docs/guide/cli.md, "Output"): `ls` a table, `get`
-// the run's fields and, with --steps, its ledger. With --json the command prints the call's answer
-// itself (runs.ts); nothing here is parsed by a script. The shapes below are the fields these views
-// read of `list()`'s RunSummary and `status()`'s RunStatus (lib/durable/schemas.ts).
+// What `durable-next runs` prints for a person (docs/guide/cli.md, "Listing runs" and "Reading a
+// run"): `ls` a table, `get` the run's fields and, with --steps, its ledger. With --json the command
+// prints the call's answer itself (runs.ts); nothing here is parsed by a script. The shapes below
+// are the fields these views read of `list()`'s RunSummary and `status()`'s RunStatus (lib/durable/schemas.ts).
 
 interface ErrorShape {
   code: string;
