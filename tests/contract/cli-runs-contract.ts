@@ -132,7 +132,7 @@ export function runCliRunsContract(label: string, database: () => Promise<CliDat
       expect(text.status).toBe(0);
       expect(text.stdout).toMatch(/^id +order-declined$/m);
       expect(text.stdout).toMatch(/^status +failed$/m);
-      expect(text.stdout).toMatch(/^error +step_failed: .*card 4000-secret declined/m);
+      expect(text.stdout).toMatch(/^error +fatal_step: card 4000-secret declined$/m);
       expect(text.stdout).toMatch(/^steps +2 \(--steps lists them\)$/m);
       const steps = runsCli(db, ["get", "order-declined", "--steps"]);
       expect(steps.stdout).toMatch(/^STEP +KIND +STATUS +ATTEMPT +COMPLETED +ERROR$/m);
