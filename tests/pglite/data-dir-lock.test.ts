@@ -130,4 +130,12 @@ describe("the embedded database serves one process", { timeout: 90_000 }, () => 
     await db.destroy();
     expect(await rowsIn()).toEqual(["one"]);
   });
+
+  it("gives the lock back when a handle that ran no statement is destroyed", async () => {
+    const db = await connect(undefined, { driver: "pglite" });
+    await db.destroy();
+    expect(existsSync(path.join(dir, ".durable", "pglite.lock"))).toBe(false);
+    const again = await connect(undefined, { driver: "pglite" });
+    await again.destroy();
+  });
 });

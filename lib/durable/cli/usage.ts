@@ -1,8 +1,10 @@
-// The `durable-next` command's words: `init [dir] [--dry-run]`, `migrate`, `--help`, `--version`.
-// Bad usage is a UsageError, which the command prints with the usage and answers with exit code 2.
+// The `durable-next` command's words: `init [dir] [--dry-run]`, `migrate`, `runs …` (its words are
+// runs-args.ts's), `--help`, `--version`. Bad usage is a UsageError, which the command prints (with
+// the usage, but for `runs`: one line) and answers with exit code 2.
 
 export const USAGE = `usage: durable-next init [dir] [--dry-run]
        durable-next migrate
+       durable-next runs ls|get|cancel|retry|fork [options] [--json]
 
   init       writes the durable routes, app/durable.ts, the cron in vercel.json, the local cron in
              instrumentation.ts and the next.config settings into the Next.js app in dir (default:
@@ -10,6 +12,19 @@ export const USAGE = `usage: durable-next init [dir] [--dry-run]
   --dry-run  prints what init would do and writes nothing
   migrate    migrates the database DATABASE_URL names to this version (a deploy step; the app also
              migrates on first use); exit code 1 when it cannot reach the database or a migration fails
+  runs       reads and acts on the runs of the database DATABASE_URL names (unset: the app's
+             embedded database in ./.durable/), one JSON document with --json:
+    ls [--workflow w] [--status s[,s]] [--tag t] [--version v] [--parent id] [--metadata json]
+       [--created-after date] [--created-before date] [--before-patch id] [--limit n] [--cursor c]
+                                  a page of runs, newest first; --status may be given again
+    get <id> [--steps]            the run's status (and its steps)
+    cancel <id> [--reason text] [--keep-children]
+    retry <id>                    a failed run, keeping its completed steps
+    fork <id> --from-step <step> [--id <new id>] --workflows <module>
+                                  a new run from before that step; needs the module that
+                                  exports the app's workflows (--workflows works with every command)
+             exit code 0 done, 1 refused or failed (no such run, a state conflict, a missing
+             encryption key, the database unreachable), 2 bad usage or a value refused
   --help     prints this; --version prints the package version`;
 
 /** Bad usage: a wrong word, a missing or unusable app directory. */

@@ -118,6 +118,10 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
   }
   if (options.onQuery) dialect = withQueryHook(dialect, options.onQuery);
   const db = new Kysely<any>({ dialect });
+  // Kysely's destroy() closes a driver only once a statement initialised it: initialise the
+  // embedded one now, so that destroying a handle that ran nothing (a command refused before its
+  // first statement: cli/runs.ts) still closes the database and gives back its lock.
+  if (embedded) await db.getExecutor().provideConnection(async () => {});
   registerListen(db, listen);
   if (embedded) registerPGlite(db, embedded);
   if (prepared) PREPARED.set(db, prepared);
