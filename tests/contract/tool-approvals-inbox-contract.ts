@@ -35,7 +35,12 @@ const model = () =>
       const tools = options.prompt.filter((m) => m.role === "tool");
       if (tools.length > 0) {
         const text = JSON.stringify(tools.flatMap((m) => m.content));
-        return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+        return {
+          content: [{ type: "text", text }],
+          finishReason: { unified: "stop", raw: "stop" },
+          usage,
+          warnings: [],
+        };
       }
       return {
         content: ["1", "2"].map((orderId) => ({
@@ -169,7 +174,13 @@ export function runToolApprovalsInboxContract(
       // Gone from the inbox at once, before the run takes the delivery; a second decision is a 409.
       expect((await durable.approvals()).approvals.map((a) => a.toolCallId)).toEqual(["call_2"]);
       await expect(
-        durable.decide({ runId: "agent-1", name: TOOL_APPROVAL_SIGNAL, toolCallId: "call_1", actor: "bob", approved: false }),
+        durable.decide({
+          runId: "agent-1",
+          name: TOOL_APPROVAL_SIGNAL,
+          toolCallId: "call_1",
+          actor: "bob",
+          approved: false,
+        }),
       ).rejects.toThrow(/tool call "call_1" of run "agent-1" is already decided/);
       expect(await durable.advance("agent-1")).toBe("waiting");
       expect(refunded).toEqual([]);
@@ -194,11 +205,21 @@ export function runToolApprovalsInboxContract(
         actor: "ann",
         reason: "customer is right",
       });
-      expect(receipt("support/turn-1/approval-2").payload).toMatchObject({ toolCallId: "call_2", actor: "bob", approved: false });
+      expect(receipt("support/turn-1/approval-2").payload).toMatchObject({
+        toolCallId: "call_2",
+        actor: "bob",
+        approved: false,
+      });
       expect(receipt("support/turn-1/tool-call_2")).toMatchObject({ denied: true, reason: "too much" });
       // Decided calls, and a finished run, take no more decisions.
       await expect(
-        durable.decide({ runId: "agent-1", name: TOOL_APPROVAL_SIGNAL, toolCallId: "call_2", actor: "cat", approved: true }),
+        durable.decide({
+          runId: "agent-1",
+          name: TOOL_APPROVAL_SIGNAL,
+          toolCallId: "call_2",
+          actor: "cat",
+          approved: true,
+        }),
       ).rejects.toThrow(RunStateConflictError);
       expect(refunded).toHaveLength(1);
     });
@@ -227,13 +248,29 @@ export function runToolApprovalsInboxContract(
 
     it("still takes the tool-approval signal the old way", async () => {
       await startParked(durable, "agent-1");
-      await durable.signal({ runId: "agent-1", name: TOOL_APPROVAL_SIGNAL, payload: { toolCallId: "call_2", approved: true } });
+      await durable.signal({
+        runId: "agent-1",
+        name: TOOL_APPROVAL_SIGNAL,
+        payload: { toolCallId: "call_2", approved: true },
+      });
       expect(await durable.advance("agent-1")).toBe("waiting");
       expect((await durable.approvals()).approvals.map((a) => a.toolCallId)).toEqual(["call_1"]);
       await expect(
-        durable.decide({ runId: "agent-1", name: TOOL_APPROVAL_SIGNAL, toolCallId: "call_2", actor: "ann", approved: true }),
+        durable.decide({
+          runId: "agent-1",
+          name: TOOL_APPROVAL_SIGNAL,
+          toolCallId: "call_2",
+          actor: "ann",
+          approved: true,
+        }),
       ).rejects.toThrow(RunStateConflictError);
-      await durable.decide({ runId: "agent-1", name: TOOL_APPROVAL_SIGNAL, toolCallId: "call_1", actor: "ann", approved: true });
+      await durable.decide({
+        runId: "agent-1",
+        name: TOOL_APPROVAL_SIGNAL,
+        toolCallId: "call_1",
+        actor: "ann",
+        approved: true,
+      });
       expect(await durable.advance("agent-1")).toBe("completed");
       expect(refunded.map((r) => r.orderId).sort()).toEqual(["1", "2"]);
     });
@@ -271,7 +308,13 @@ export function runToolApprovalsInboxContract(
           expect(rows.map((r) => r.actor)).toEqual(winners);
           const signals = await db.selectFrom("durable_signals").selectAll().where("run_id", "=", id).execute();
           expect(signals).toHaveLength(1);
-          await durable.decide({ runId: id, name: TOOL_APPROVAL_SIGNAL, toolCallId: "call_2", actor: "eve", approved: false });
+          await durable.decide({
+            runId: id,
+            name: TOOL_APPROVAL_SIGNAL,
+            toolCallId: "call_2",
+            actor: "eve",
+            approved: false,
+          });
           expect(await durable.advance(id)).toBe("completed");
           const status = (await durable.status(id, { ledger: true }))!;
           const receipt = status.steps.find((s) => s.id === "support/turn-1/approval-1")?.result as any;
