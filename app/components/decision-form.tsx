@@ -6,8 +6,9 @@ import { decideApproval } from "../approval-actions";
 import { SubmitButton } from "./submit-button";
 
 /**
- * One approval's decision on the inbox (a signal's, or an agent's tool call's): who decides, why, and Approve or Reject. After an answer
- * the page is read again, so a decided wait leaves the list and a partial one shows its count.
+ * One approval's decision on the inbox (a signal's, or an agent's tool call's): who decides, why,
+ * and Approve or Reject. After an answer the page is read again, so a decided wait leaves the list
+ * and a partial one shows its count.
  */
 export function DecisionForm({
   runId,
