@@ -30,6 +30,9 @@ export async function decideApproval(_previous: ActionResult | null, form: FormD
     const actor = textOf(form, "actor", 100, "Your name");
     const reasonText = form.get("reason");
     const reason = typeof reasonText === "string" && reasonText.trim() ? reasonText.trim() : undefined;
+    // An agent's tool call (docs/guide/approvals.md, "Tool approvals"): which call, of which turn.
+    const toolCallId = form.has("toolCallId") ? textOf(form, "toolCallId", 1000, "a tool call id") : undefined;
+    const turnId = form.has("turnId") ? textOf(form, "turnId", 1000, "a turn id") : undefined;
     const verdict = form.get("verdict");
     if (verdict !== "approve" && verdict !== "reject") throw new InvalidInputError("approve or reject?");
     const durable = await getDurable();
@@ -39,6 +42,8 @@ export async function decideApproval(_previous: ActionResult | null, form: FormD
       actor,
       approved: verdict === "approve",
       ...(reason ? { reason } : {}),
+      ...(toolCallId ? { toolCallId } : {}),
+      ...(turnId ? { turnId } : {}),
     });
     if (result.completed) {
       after(async () => {

@@ -83,7 +83,7 @@ export default async function Approvals({ searchParams }: Props) {
       ) : (
         <ul className="approval-list">
           {page.approvals.map((item) => (
-            <ApprovalItem key={`${item.runId}/${item.stepId}`} item={item} filters={filters} />
+            <ApprovalItem key={`${item.runId}/${item.stepId}/${item.toolCallId ?? ""}`} item={item} filters={filters} />
           ))}
         </ul>
       )}
@@ -96,20 +96,26 @@ export default async function Approvals({ searchParams }: Props) {
   );
 }
 
-/** One wait in the inbox: its run, workflow, age, tags, input, the decisions so far and the form. */
+/**
+ * One wait in the inbox: its run, workflow, age, tags, input, the decisions so far and the form; an
+ * agent's tool call shows its tool and its arguments (docs/guide/approvals.md, "Tool approvals").
+ */
 function ApprovalItem({ item, filters }: { item: PendingApproval; filters: InboxFilters }) {
   return (
-    <li className="approval" data-approval={item.runId}>
+    <li className="approval" data-approval={item.runId} data-kind={item.kind} data-tool-call={item.toolCallId}>
       <div className="approval-head">
         <Link href={`/runs/${encodeURIComponent(item.runId)}`} className="run-link run-id">
           {item.runId}
         </Link>
         <span className="muted small">
-          {item.workflow} · {item.name} · waiting {formatDuration(item.ageMs)}
+          {item.workflow} · {item.kind === "tool" ? `tool ${item.toolName}` : item.name} · waiting{" "}
+          {formatDuration(item.ageMs)}
         </span>
-        <span className="badge badge-waiting" data-testid="approval-count">
-          {item.decisions.filter((d) => d.approved).length} of {item.quorum}
-        </span>
+        {item.kind === "signal" ? (
+          <span className="badge badge-waiting" data-testid="approval-count">
+            {item.decisions.filter((d) => d.approved).length} of {item.quorum}
+          </span>
+        ) : null}
       </div>
       {item.tags.length > 0 ? (
         <p className="tags">
@@ -131,7 +137,7 @@ function ApprovalItem({ item, filters }: { item: PendingApproval; filters: Inbox
           ))}
         </ul>
       ) : null}
-      <DecisionForm runId={item.runId} name={item.name} />
+      <DecisionForm runId={item.runId} name={item.name} toolCallId={item.toolCallId} turnId={item.turnId} />
     </li>
   );
 }

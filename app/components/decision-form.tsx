@@ -6,10 +6,22 @@ import { decideApproval } from "../approval-actions";
 import { SubmitButton } from "./submit-button";
 
 /**
- * One approval's decision on the inbox: who decides, why, and Approve or Reject. After an answer
- * the page is read again, so a decided wait leaves the list and a partial one shows its count.
+ * One approval's decision on the inbox (a signal's, or an agent's tool call's): who decides, why,
+ * and Approve or Reject. After an answer the page is read again, so a decided wait leaves the list
+ * and a partial one shows its count.
  */
-export function DecisionForm({ runId, name }: { runId: string; name: string }) {
+export function DecisionForm({
+  runId,
+  name,
+  toolCallId,
+  turnId,
+}: {
+  runId: string;
+  name: string;
+  /** An agent's tool call: the call decided, and its turn. */
+  toolCallId?: string | undefined;
+  turnId?: string | undefined;
+}) {
   const router = useRouter();
   const [result, formAction] = useActionState(decideApproval, null as ActionResult | null);
   const shown = useRef(result);
@@ -22,6 +34,8 @@ export function DecisionForm({ runId, name }: { runId: string; name: string }) {
     <form action={formAction} className="decision-form" data-testid="decision-form">
       <input type="hidden" name="runId" value={runId} />
       <input type="hidden" name="name" value={name} />
+      {toolCallId ? <input type="hidden" name="toolCallId" value={toolCallId} /> : null}
+      {turnId ? <input type="hidden" name="turnId" value={turnId} /> : null}
       <label className="field">
         <span>Your name</span>
         <input name="actor" className="text-input" required maxLength={100} autoComplete="name" />

@@ -1,7 +1,8 @@
 // Encryption at rest, seen from the database alone (docs/guide/encryption.md, "What someone with
 // the database alone learns"): one suite run on every database. A run that touches every kind of
 // payload (input, a step's result, a step's error, a signal, a callback, a stream, the run's output;
-// another run's error, a cancel's reason, an approval's reasons (docs/guide/approvals.md); the
+// another run's error, a cancel's reason, an approval's reasons and a tool approval's reason
+// (docs/guide/approvals.md); the
 // input of each one's onComplete / onFailure hook, which copies its output or error; a chat turn
 // through the ai wing, its answer streamed by the mock model) leaves no row of any durable_% table
 // holding one of its plaintext markers when the instance encrypts, and every reader still answers
@@ -25,6 +26,7 @@ import {
 } from "@/lib/durable";
 import { chatTurnInput, loadChat, startChatTurn } from "@/lib/durable/ai";
 import { resetDurableTables } from "../helpers/databases";
+import { refundAgent } from "./tool-approvals-inbox-contract";
 import { type MockModelServer, startMockModelServer } from "../helpers/mock-model-server";
 import { scanForPlaintext, textColumns } from "../helpers/plaintext-scan";
 
@@ -256,6 +258,31 @@ async function exerciseEverything(durable: Durable): Promise<void> {
     reason: `2 ${MARK.reason}`,
   });
 
+  // An agent's tool calls decided from the inbox: the reason in the decision row, the delivery, the
+  // wait's receipt, the denied call's step and the model's next prompt (so the run's output).
+  await durable.start(refundAgent, { prompt: "refund" }, { id: "agent" });
+  expect(await durable.advance("agent")).toBe("waiting");
+  const calls = (await durable.approvals({ workflow: "refund-agent" })).approvals;
+  expect(calls.map((c) => [c.kind, c.toolCallId, c.input])).toEqual([
+    ["tool", "call_1", { orderId: "1" }],
+    ["tool", "call_2", { orderId: "2" }],
+  ]);
+  for (const call of calls) {
+    const reason = `tool ${MARK.reason}`;
+    await durable.decide({
+      runId: "agent",
+      name: call.name,
+      toolCallId: call.toolCallId,
+      actor: "ann",
+      approved: false,
+      reason,
+    });
+  }
+  expect(await durable.advance("agent")).toBe("completed");
+  const agentLedger = (await durable.status("agent", { ledger: true }))!;
+  const receipt = agentLedger.steps.find((step) => step.id === "support/turn-1/approval-1")!.result as any;
+  expect(receipt.payload).toMatchObject({ actor: "ann", reason: `tool ${MARK.reason}` });
+
   const turn = await startChatTurn(durable, chat, { chatId: "chat-1", messages: [user("m1", MARK.chat)] });
   expect(await durable.advance(turn.runId)).toBe("completed");
   const history = await loadChat(durable, "chat-1");
@@ -274,7 +301,7 @@ export function runEncryptionScanContract(label: string, connectDb: () => Promis
       const encryption = keys ? { keys } : undefined;
       const durable = createDurable({
         db,
-        workflows: [everything, failing, parked, chat, streamer, ended, subscriber, eventWaiter, approval],
+        workflows: [everything, failing, parked, chat, streamer, ended, subscriber, eventWaiter, approval, refundAgent],
         baseUrl: "https://app.example.com",
         encryption,
         log: () => {},

@@ -8,6 +8,8 @@
 //     resumes (after the answer) to completed, shipped by bob. A reject on the other run decides it.
 // (c) At 1280 px and 390 px: no sideways scrolling, no clipped text; screenshots as the other
 //     dashboard tests take them.
+// (d) An agent's tool call (the support chat's `refund`, needsApproval) is an item of its own, its
+//     tool and arguments shown; dan's Reject decides that call and the turn resumes to completed.
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -59,7 +61,13 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("approvals inbox in Ch
     const url = await createTestDatabase("durable_e2e_approvals");
     await buildApp();
     server = await startNext({
-      env: { DATABASE_URL: url, DURABLE_DRIVER: undefined, DURABLE_DASHBOARD: "on", ...secrets.env },
+      env: {
+        DATABASE_URL: url,
+        DURABLE_DRIVER: undefined,
+        DURABLE_DASHBOARD: "on",
+        CHAT_MOCK_DELAY_MS: "0",
+        ...secrets.env,
+      },
     });
     db = new pg.Client({ connectionString: url });
     await db.connect();
@@ -67,8 +75,22 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("approvals inbox in Ch
     await start("rel-api", "api", ["e2e-release"]);
     await start("rel-web", "web", ["e2e-release"]);
     await start("rel-other", "billing", ["other-release"]);
+    const chat = await fetch(`${server.url}/api/durable/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        workflow: "support-chat",
+        id: "chat-refund",
+        tags: ["e2e-agent"],
+        input: {
+          chatId: "e2e-chat",
+          messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: "Please refund order 1042" }] }],
+        },
+      }),
+    });
+    if (chat.status !== 201) throw new Error(`start chat-refund → ${chat.status} ${await chat.text()}`);
     // One client, one query at a time.
-    for (const id of ["rel-api", "rel-web", "rel-other"]) {
+    for (const id of ["rel-api", "rel-web", "rel-other", "chat-refund"]) {
       await eventually(async () => (await runOf(id)).status === "waiting", { what: `${id} waiting for its approval` });
     }
   }, 300_000);
@@ -149,6 +171,29 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("approvals inbox in Ch
       reason: "freeze week",
     });
     expect((await runOf("rel-other")).status).toBe("waiting");
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it("lists an agent's tool call with its tool and arguments, and a Reject decides that call", async () => {
+    await page.goto(`${server.url}/approvals?tag=e2e-agent`);
+    const call = page.locator('li[data-kind="tool"]');
+    await eventually(async () => (await call.count()) === 1, { what: "the tool call listed" });
+    expect(await call.getAttribute("data-approval")).toBe("chat-refund");
+    expect(await call.innerText()).toContain("tool refund");
+    expect(await call.getByTestId("approval-input").innerText()).toContain("1042");
+    expect(await call.getByTestId("approval-count").count()).toBe(0);
+    await call.getByLabel("Your name").fill("dan");
+    await call.getByLabel("Reason").fill("not eligible");
+    await call.getByRole("button", { name: "Reject" }).click();
+    await eventually(async () => (await page.locator('li[data-kind="tool"]').count()) === 0, {
+      what: "the call off the list",
+    });
+    const rows = await db.query<{ actor: string; approved: boolean }>(
+      "select actor, approved from durable_approval_decisions where run_id = $1",
+      ["chat-refund"],
+    );
+    expect(rows.rows).toEqual([{ actor: "dan", approved: false }]);
+    await eventually(async () => (await runOf("chat-refund")).status === "completed", { what: "chat-refund resumed" });
     expect(problems).toEqual([]);
   }, 120_000);
 });

@@ -4,6 +4,6 @@ import { runGuideExamples } from "../helpers/guide-examples";
 runGuideExamples({
   title: "the programs of the approvals guide",
   page: "docs/guide/approvals.md",
-  examples: ["approvals.mts"],
+  examples: ["approvals.mts", "tool-approvals.mts"],
   imports: /from "durable-next\/testing";/,
 });

@@ -4,7 +4,8 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { approvalDecision, defineWorkflow } from "@/lib/durable";
+import { approvalDecision, defineWorkflow, TOOL_APPROVAL_SIGNAL } from "@/lib/durable";
+import { refundAgent } from "../contract/tool-approvals-inbox-contract";
 import { admin, createFixture, expectRefused, jsonRequest, type RouteFixture, signedSignal, url } from "./harness";
 
 const release = defineWorkflow({
@@ -17,7 +18,7 @@ const release = defineWorkflow({
 
 let fx: RouteFixture;
 beforeAll(async () => {
-  fx = await createFixture({}, [release]);
+  fx = await createFixture({}, [release, refundAgent]);
 });
 afterAll(() => fx.durable.close());
 
@@ -97,5 +98,27 @@ describe("POST /api/durable/signal: a decision", () => {
     );
     expect(await decisions()).toBe(before + 1);
     await fx.routes.idle();
+  });
+
+  it("decides an agent's tool call with `toolCallId`: 202 once, 409 after, 422 for a bad id", async () => {
+    const runId = `agent-${++counter}`;
+    await fx.durable.start(refundAgent, { prompt: "refund both" }, { id: runId });
+    await fx.durable.advance(runId);
+    const before = await decisions();
+    const decide = (extra: object) =>
+      fx.routes.signal.POST(
+        decideRequest({ runId, name: TOOL_APPROVAL_SIGNAL, actor: "ann", approved: false, ...extra }),
+      );
+    await expectRefused(fx, () => decide({ toolCallId: 7 }), 422, "invalid_input");
+    await expectRefused(fx, () => decide({}), 422, "invalid_input");
+    const response = await decide({ toolCallId: "call_1", reason: "no" });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ ok: true, completed: true, approvals: 0, quorum: 1 });
+    await fx.routes.idle();
+    await expectRefused(fx, () => decide({ toolCallId: "call_1" }), 409, "run_state_conflict");
+    expect(await decisions()).toBe(before + 1);
+    expect((await fx.durable.approvals({ workflow: "refund-agent" })).approvals.map((a) => a.toolCallId)).toEqual([
+      "call_2",
+    ]);
   });
 });

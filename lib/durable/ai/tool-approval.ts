@@ -12,4 +12,6 @@ export const toolApprovalSchema = z.object({
   approved: z.boolean(),
   reason: z.string().optional(),
   turnId: z.string().min(1).optional(),
+  /** Who decided, when durable.decide() delivered it (the wait's receipt names them). */
+  actor: z.string().min(1).optional(),
 });

@@ -1,6 +1,7 @@
 // `toolApprovals(durable, runId)`: the tool calls of a run's agents that wait for signal
 // `tool-approval`, for the page that approves or denies them (docs/guide/agents.md, "Approvals").
 import type { Durable } from "../engine/durable-api";
+import type { PayloadCodec } from "../encryption/payload-codec";
 import { payloadCodecOf } from "../engine/payloads";
 import { isStorableName } from "../names";
 import { type AgentStepRecord, type DurableDb, listAgentSteps } from "../store";
@@ -48,12 +49,19 @@ const key = (turnId: string, toolCallId: string) => `${turnId}\u0000${toolCallId
  * const pending = await toolApprovals(durable, runId); // [{ agentId, turnId, toolCallId, toolName, input }]
  */
 export async function toolApprovals(durable: Pick<Durable, "db">, runId: string): Promise<PendingToolApproval[]> {
-  if (!isStorableName(runId)) return [];
-  const db: DurableDb = durable.db;
   // Results sealed at rest are opened with the instance's codec (engine/payloads.ts).
-  const codec = payloadCodecOf(durable);
+  return pendingToolCalls({ db: durable.db, codec: payloadCodecOf(durable) }, runId);
+}
+
+/** toolApprovals() over a store handle and a codec: what the approval source (ai/wing.ts) reads. */
+export async function pendingToolCalls(
+  reader: { db: DurableDb; codec: PayloadCodec },
+  runId: string,
+): Promise<PendingToolApproval[]> {
+  if (!isStorableName(runId)) return [];
+  const { codec } = reader;
   const steps = await Promise.all(
-    (await listAgentSteps(db, runId, MAX_AGENT_STEPS)).map(async (step) => ({
+    (await listAgentSteps(reader.db, runId, MAX_AGENT_STEPS)).map(async (step) => ({
       ...step,
       result: await codec.open(step.result),
     })),
@@ -90,8 +98,8 @@ function answeredCalls(steps: AgentStepRecord[], turns: AgentStepRecord[]): Set<
   const answered = new Set<string>();
   for (const step of steps) {
     if (step.status !== "completed") continue;
-    const result = step.result as { toolCallId?: unknown; turnId?: unknown } | null;
     const wait = APPROVAL_WAIT.exec(step.stepId);
+    const result = wait ? deliveredPayload(step.result) : null;
     if (wait && typeof result?.toolCallId === "string" && (result.turnId ?? wait[1]) === wait[1]) {
       answered.add(key(wait[1]!, result.toolCallId));
     }
@@ -102,4 +110,17 @@ function answeredCalls(steps: AgentStepRecord[], turns: AgentStepRecord[]): Set<
     if (earlier && turnId) answered.add(key(turnId, earlier[2]!));
   }
   return answered;
+}
+
+/**
+ * The payload a signal wait's receipt holds: `{ payload, signalSeq }`, or the bare payload of a
+ * receipt written before the wait recorded its delivery's seq.
+ */
+function deliveredPayload(result: unknown): { toolCallId?: unknown; turnId?: unknown } | null {
+  if (result === null || typeof result !== "object") return null;
+  const receipt = result as { payload?: unknown; signalSeq?: unknown };
+  if ("signalSeq" in receipt && receipt.payload !== null && typeof receipt.payload === "object") {
+    return receipt.payload as { toolCallId?: unknown; turnId?: unknown };
+  }
+  return receipt as { toolCallId?: unknown; turnId?: unknown };
 }

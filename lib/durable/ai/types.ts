@@ -170,6 +170,8 @@ export interface ToolApproval {
    * answers whichever turn waits on it next.
    */
   turnId?: string;
+  /** Who decided, when `durable.decide()` delivered it (docs/guide/approvals.md, "Tool approvals"). */
+  actor?: string;
 }
 
 /** What an agent's tool call is told of its step (`options.experimental_context` of `execute`). */

@@ -22,6 +22,10 @@ export interface DecideInput {
   reason?: string;
   /** When given, the run must belong to this workflow (else RunStateConflictError). */
   workflow?: string;
+  /** With `name: "tool-approval"`: the agent's tool call decided (`toolCallId` of approvals()). */
+  toolCallId?: string;
+  /** With `toolCallId`: the turn that asked, when a model used the call id in two turns. */
+  turnId?: string;
 }
 
 export interface DecideResult {
@@ -44,12 +48,17 @@ export interface ApprovalsOptions {
 
 /** A wait a person decides, as `durable.approvals()` lists it. */
 export interface PendingApproval {
+  /**
+   * "signal": a signal the workflow marks in `approvals`; "tool": an agent's tool call waiting on
+   * signal `tool-approval`, one item per call (`toolCallId`, `toolName`).
+   */
+  kind: "signal" | "tool";
   runId: string;
   workflow: string;
   /** The approval's signal name. */
   name: string;
   stepId: string;
-  /** The run's input, opened. */
+  /** The run's input, opened; for a tool call, the arguments the model gave the tool. */
   input: unknown;
   tags: string[];
   waitingSince: Date;
@@ -58,6 +67,10 @@ export interface PendingApproval {
   quorum: number;
   /** The decisions recorded so far (approvals short of the quorum), oldest first. */
   decisions: { actor: string; approved: boolean; reason: string | null; decidedAt: Date }[];
+  /** Kind "tool": the call to decide (pass it to decide()), its tool, and the turn that asked. */
+  toolCallId?: string;
+  toolName?: string;
+  turnId?: string;
 }
 
 export interface ApprovalPage {

@@ -13,6 +13,7 @@ import {
   listApprovals,
   readRunInput,
 } from "../store";
+import { approvalSourceFor, decideItem, itemSignals, itemsOfWait } from "./approval-items";
 import { approvalRuleOf } from "./approval-rules";
 import { checkRange } from "./check-range";
 import { versionKey, type WorkflowRegistry } from "./define-workflow";
@@ -25,7 +26,7 @@ export const MAX_REASON_LENGTH = 2000;
 /** Checks a decision's fields; throws InvalidInputError naming the first bad one. */
 function checkDecision(input: DecideInput): void {
   if (input === null || typeof input !== "object")
-    throw new InvalidInputError("decide() takes { runId, name, actor, approved, reason? }");
+    throw new InvalidInputError("decide() takes { runId, name, actor, approved, reason?, toolCallId? }");
   storableName(input.name, "an approval name");
   storableName(input.actor, "an actor");
   if (typeof input.approved !== "boolean") throw new InvalidInputError("approved is true or false");
@@ -54,6 +55,12 @@ export async function decide(instance: DurableInstance, input: DecideInput): Pro
     throw new RunStateConflictError(`run "${runId}" belongs to workflow "${found.workflow}", not "${input.workflow}"`);
   }
   const definition = instance.registry.byVersion.get(versionKey(found.workflow, found.version));
+  // A wait a wing lists item by item (an agent's tool calls): one decision per item.
+  const source = approvalSourceFor(name);
+  if (source) return decideItem(instance, source, definition, input);
+  if (input.toolCallId !== undefined || input.turnId !== undefined) {
+    throw new InvalidInputError(`approval "${name}" takes no toolCallId or turnId`);
+  }
   const rule = approvalRuleOf(definition, name);
   if (!rule) throw new InvalidInputError(`workflow "${found.workflow}" marks no approval "${name}"`);
   if (rule.approvers) {
@@ -94,7 +101,10 @@ export async function decide(instance: DurableInstance, input: DecideInput): Pro
   }
 }
 
-/** A page of the waits a person decides, newest run first, filtered by `tag` and `workflow`. */
+/**
+ * A page of the waits a person decides, newest run first, filtered by `tag` and `workflow`. `limit`
+ * counts waits: an agent's wait on `tool-approval` lists each call it waits for (engine/approval-items.ts).
+ */
 export async function listPendingApprovals(
   instance: DurableInstance,
   options: ApprovalsOptions = {},
@@ -109,15 +119,18 @@ export async function listPendingApprovals(
   if (cursor !== undefined) checkApprovalCursor(storableName(cursor, "a cursor"));
   const page = await listApprovals(instance.db, {
     targets: approvalTargets(instance.registry),
+    itemSignals: itemSignals(),
     limit,
     ...(tag === undefined ? {} : { tag }),
     ...(workflow === undefined ? {} : { workflow }),
     ...(cursor === undefined ? {} : { cursor }),
   });
   const approvals = await Promise.all(
-    page.rows.map(async (row): Promise<PendingApproval> => {
+    page.rows.map(async (row): Promise<PendingApproval[]> => {
+      if (row.itemized) return itemsOfWait(instance, row);
       const definition = instance.registry.byVersion.get(versionKey(row.workflow, row.version));
-      return {
+      const approval: PendingApproval = {
+        kind: "signal",
         runId: row.runId,
         workflow: row.workflow,
         name: row.name,
@@ -136,9 +149,10 @@ export async function listPendingApprovals(
           })),
         ),
       };
+      return [approval];
     }),
   );
-  return { approvals, nextCursor: page.nextCursor };
+  return { approvals: approvals.flat(), nextCursor: page.nextCursor };
 }
 
 /** Every (workflow, signal name) any registered version marks as an approval: what approvals() lists. */

@@ -4,7 +4,8 @@
 // re-exports.
 import type { z } from "zod";
 import type { Body } from "../steps/effect-steps";
-import type { Executor } from "../store";
+import type { DurableDb, Executor } from "../store";
+import type { PayloadCodec } from "../encryption/payload-codec";
 import type { StepInfo, StepOptions, StreamWriter } from "../types";
 import type { StepHost } from "./run/step-host";
 
@@ -25,6 +26,31 @@ export type AfterFlush = <A extends unknown[], R>(step: (...args: A) => Promise<
 /** Builds a member of `ctx.step` for one execution. */
 export type StepMember = (host: StepHost, parts: StepParts, afterFlush: AfterFlush) => unknown;
 
+/** One item a wing's approval source lists: a decision a person makes inside a wait (a tool call). */
+export interface WingApproval {
+  /** Unique within the run: the decision row's key, so the first decision on it wins. */
+  key: string;
+  /** The agent turn that asked for the call. */
+  turnId: string;
+  toolCallId: string;
+  toolName: string;
+  /** What the decision is about, opened (the tool call's arguments). */
+  input: unknown;
+}
+
+/**
+ * Waits on a wing's reserved signal that people decide item by item (the ai wing's tool calls):
+ * `durable.approvals()` lists the items, `durable.decide()` answers one (engine/approvals.ts).
+ */
+export interface ApprovalSource {
+  /** The reserved signal the waits take. */
+  signal: string;
+  /** The items of the run waiting for a decision, oldest first; of one wait when `stepId` is given. */
+  pending(reader: { db: DurableDb; codec: PayloadCodec }, runId: string, stepId?: string): Promise<WingApproval[]>;
+  /** The signal payload that answers `item` with a person's decision. */
+  payload(item: WingApproval, decision: { approved: boolean; actor: string; reason: string | null }): unknown;
+}
+
 export interface Wing {
   /** One registration per name: loading a wing twice changes nothing. */
   name: string;
@@ -42,6 +68,8 @@ export interface Wing {
    * `publish(..., { tx })`; undefined for a value that is not one.
    */
   transaction?: (tx: unknown) => Executor | undefined;
+  /** Waits on its reserved signals that people decide in the approvals inbox. */
+  approvals?: ApprovalSource;
 }
 
 const wings = new Map<string, Wing>();
@@ -61,6 +89,13 @@ export function wingTransaction(tx: unknown): Executor | undefined {
     if (handle) return handle;
   }
   return undefined;
+}
+
+/** The loaded wings' approval sources. */
+export function approvalSources(): ApprovalSource[] {
+  const sources: ApprovalSource[] = [];
+  for (const wing of wings.values()) if (wing.approvals) sources.push(wing.approvals);
+  return sources;
 }
 
 /** The schema of a signal a wing reserved, if `name` is one. */

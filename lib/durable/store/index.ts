@@ -62,7 +62,14 @@ export {
   type StoredPayload,
   writePayload,
 } from "./reencrypt-payloads";
-export { type DecisionOutcome, type DecisionRequest, decideApproval } from "./decide-approval";
+export {
+  type DecisionOutcome,
+  type DecisionRequest,
+  decideApproval,
+  decideApprovalItem,
+  decidedKeys,
+  type ItemDecisionRequest,
+} from "./decide-approval";
 export {
   type ApprovalQuery,
   type ApprovalRow,

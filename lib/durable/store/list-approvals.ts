@@ -10,6 +10,8 @@ export interface ApprovalTarget {
 
 export interface ApprovalQuery {
   targets: readonly ApprovalTarget[];
+  /** Signals any workflow's waits on are listed, decided item by item (a wing's: engine/wings.ts). */
+  itemSignals: readonly string[];
   workflow?: string;
   tag?: string;
   limit: number;
@@ -23,6 +25,8 @@ export interface ApprovalRow {
   version: string | null;
   stepId: string;
   name: string;
+  /** A wait on one of `itemSignals`: its items come from the wing, not from this row. */
+  itemized: boolean;
   input: unknown;
   tags: string[];
   waitingSince: Date;
@@ -62,18 +66,20 @@ export const checkApprovalCursor = (cursor: string): void => void decodeCursor(c
 /**
  * One page of the waits a person decides: signal waits of waiting runs on a name their workflow
  * marks as an approval, not yet completed by a decision (no delivery of the name left untaken),
- * with the decisions recorded so far. Driven by durable_runs_status_created (status = 'waiting'),
+ * with the decisions recorded so far; and waits of any run on an `itemSignals` name, whose items
+ * the engine asks the wing for. Driven by durable_runs_status_created (status = 'waiting'),
  * each run's steps by their primary key's run_id.
  */
 export async function listApprovals(
   db: DurableDb,
   query: ApprovalQuery,
 ): Promise<{ rows: ApprovalRow[]; nextCursor: string | null }> {
-  if (query.targets.length === 0) return { rows: [], nextCursor: null };
+  if (query.targets.length === 0 && query.itemSignals.length === 0) return { rows: [], nextCursor: null };
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
   const { rows } = await sql<Record<string, any>>`
     select r.id as run_id, r.workflow, r.version, r.input, r.tags, s.step_id,
            coalesce(s.signal_name, s.step_id) as name, s.started_at,
+           coalesce(s.signal_name, s.step_id) = any(${query.itemSignals}::text[]) as itemized,
            (extract(epoch from (durable_now() - s.started_at)) * 1000)::bigint::text as age_ms,
            (extract(epoch from r.created_at) * 1000000)::bigint::text as cursor_micros,
            coalesce((select jsonb_agg(jsonb_build_object('actor', d.actor, 'approved', d.approved,
@@ -82,11 +88,15 @@ export async function listApprovals(
                       where d.run_id = s.run_id and d.step_id = s.step_id), '[]'::jsonb) as decisions
       from durable_runs r
       join durable_steps s on s.run_id = r.id
-      join unnest(${query.targets.map((t) => t.workflow)}::text[], ${query.targets.map((t) => t.name)}::text[])
-           as a(workflow, name) on a.workflow = r.workflow and a.name = coalesce(s.signal_name, s.step_id)
      where r.status = 'waiting' and s.status = 'waiting' and s.kind = 'signal'
-       and not exists (select 1 from durable_signals g
-                        where g.run_id = r.id and g.name = coalesce(s.signal_name, s.step_id) and g.taken_by is null)
+       and (coalesce(s.signal_name, s.step_id) = any(${query.itemSignals}::text[])
+            or (exists (select 1
+                          from unnest(${query.targets.map((t) => t.workflow)}::text[],
+                                      ${query.targets.map((t) => t.name)}::text[]) as a(workflow, name)
+                         where a.workflow = r.workflow and a.name = coalesce(s.signal_name, s.step_id))
+                and not exists (select 1 from durable_signals g
+                                 where g.run_id = r.id and g.name = coalesce(s.signal_name, s.step_id)
+                                   and g.taken_by is null)))
        ${query.workflow === undefined ? sql`` : sql`and r.workflow = ${query.workflow}`}
        ${query.tag === undefined ? sql`` : sql`and r.tags @> array[${query.tag}::text] and r.tags <> '{}'`}
        ${after ? afterPosition(after) : sql``}
@@ -101,6 +111,7 @@ export async function listApprovals(
       version: row.version,
       stepId: row.step_id,
       name: row.name,
+      itemized: row.itemized === true,
       input: row.input,
       tags: row.tags ?? [],
       waitingSince: new Date(row.started_at),

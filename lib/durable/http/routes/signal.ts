@@ -18,6 +18,9 @@ const signalBody = z.object({
   actor: z.unknown().optional(),
   approved: z.unknown().optional(),
   reason: z.unknown().optional(),
+  /** With `actor`, on `tool-approval`: the agent's tool call decided (docs/guide/approvals.md, "Tool approvals"). */
+  toolCallId: z.unknown().optional(),
+  turnId: z.unknown().optional(),
 });
 
 /**
@@ -69,6 +72,8 @@ export function signalRoute(ctx: RouteContext): Methods<Handler> {
           actor: body.actor as string,
           approved: body.approved as boolean,
           ...(body.reason === undefined ? {} : { reason: body.reason as string }),
+          ...(body.toolCallId === undefined ? {} : { toolCallId: body.toolCallId as string }),
+          ...(body.turnId === undefined ? {} : { turnId: body.turnId as string }),
         });
         if (decided.completed) ctx.advanceAfterResponse(durable, body.runId, startedAt);
         return json(202, decided);
