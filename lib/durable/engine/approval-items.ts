@@ -3,10 +3,10 @@
 // decided by durable.decide() with the first decision winning (docs/guide/approvals.md, "Tool
 // approvals"; the SQL in docs/sql.md, "durable_decide_approval_item").
 import type { ApprovalDecision, DecideInput, DecideResult, PendingApproval } from "./approval-types";
-import { InvalidInputError, RunNotFoundError, RunStateConflictError } from "../errors";
-import { toJsonText } from "../json";
+import { InvalidInputError, RunStateConflictError } from "../errors";
 import { type ApprovalRow, decideApprovalItem, decidedKeys } from "../store";
 import type { AnyWorkflow } from "../types";
+import { refuseUnlessWaiting, sealDecision } from "./approval-decision";
 import type { DurableInstance } from "./instance";
 import { validateSignal } from "./validate-signal";
 import { type ApprovalSource, approvalSources } from "./wings";
@@ -79,10 +79,7 @@ export async function decideItem(
   const reason = input.reason ?? null;
   const decision: ApprovalDecision = { approved, actor, reason };
   const payload = validateSignal(definition, name, source.payload(item, decision));
-  const limit = instance.settings.maxResultBytes;
-  // The delivery and the reason belong to the run: sealed under its id (engine/payloads.ts).
-  const payloadJson = await instance.codec.sealJson(runId, toJsonText(payload, { limit }));
-  const reasonJson = reason === null ? null : await instance.codec.sealJson(runId, JSON.stringify(reason));
+  const { payloadJson, reasonJson } = await sealDecision(instance, runId, payload, reason);
   const answer = await decideApprovalItem(instance.db, {
     runId,
     name,
@@ -92,16 +89,9 @@ export async function decideItem(
     reasonJson,
     payloadJson,
   });
-  switch (answer.outcome) {
-    case "not_found":
-      throw new RunNotFoundError(runId);
-    case "terminal":
-      throw new RunStateConflictError(`run "${runId}" is finished; it takes no more decisions`);
-    case "not_waiting":
-      throw new RunStateConflictError(`run "${runId}" is not waiting for approval "${name}"`);
-    case "decided":
-      throw new RunStateConflictError(`tool call "${toolCallId}" of run "${runId}" is already decided`);
-    default:
-      return { ok: true, completed: true, approvals: approved ? 1 : 0, quorum: 1 };
+  refuseUnlessWaiting(answer.outcome, runId, name);
+  if (answer.outcome === "decided") {
+    throw new RunStateConflictError(`tool call "${toolCallId}" of run "${runId}" is already decided`);
   }
+  return { ok: true, completed: true, approvals: approved ? 1 : 0, quorum: 1 };
 }

@@ -3,7 +3,6 @@
 import type { ApprovalPage, ApprovalsOptions, DecideInput, DecideResult, PendingApproval } from "./approval-types";
 import { InvalidInputError, RunNotFoundError, RunStateConflictError } from "../errors";
 import { NotAnApproverError } from "./approval-errors";
-import { toJsonText } from "../json";
 import { isStorableName, storableName } from "../names";
 import {
   type ApprovalTarget,
@@ -14,6 +13,7 @@ import {
   readRunInput,
 } from "../store";
 import { approvalSourceFor, decideItem, itemSignals, itemsOfWait } from "./approval-items";
+import { refuseUnlessWaiting, sealDecision } from "./approval-decision";
 import { approvalRuleOf } from "./approval-rules";
 import { checkRange } from "./check-range";
 import { versionKey, type WorkflowRegistry } from "./define-workflow";
@@ -71,10 +71,7 @@ export async function decide(instance: DurableInstance, input: DecideInput): Pro
   }
   const reason = input.reason ?? null;
   const payload = validateSignal(definition, name, { approved, actor, reason });
-  const limit = instance.settings.maxResultBytes;
-  // The delivery and the reason belong to the run: sealed under its id (engine/payloads.ts).
-  const payloadJson = await instance.codec.sealJson(runId, toJsonText(payload, { limit }));
-  const reasonJson = reason === null ? null : await instance.codec.sealJson(runId, JSON.stringify(reason));
+  const { payloadJson, reasonJson } = await sealDecision(instance, runId, payload, reason);
   const answer = await decideApproval(instance.db, {
     runId,
     name,
@@ -85,13 +82,8 @@ export async function decide(instance: DurableInstance, input: DecideInput): Pro
     payloadJson,
   });
   const approvals = answer.approvals ?? 0;
+  refuseUnlessWaiting(answer.outcome, runId, name);
   switch (answer.outcome) {
-    case "not_found":
-      throw new RunNotFoundError(runId);
-    case "terminal":
-      throw new RunStateConflictError(`run "${runId}" is finished; it takes no more decisions`);
-    case "not_waiting":
-      throw new RunStateConflictError(`run "${runId}" is not waiting for approval "${name}"`);
     case "decided":
       throw new RunStateConflictError(`approval "${name}" of run "${runId}" is already decided`);
     case "repeat_actor":
