@@ -2,23 +2,7 @@
 // "Child runs" and "Races"), computed from the database and the harness's logs (harness-db.ts),
 // beside I1–I10 (invariants.ts).
 import { sql, type Kysely } from "kysely";
-import type { InvariantResult } from "./invariants";
-
-type Row = Record<string, any>;
-const rows = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<Row[]> =>
-  (await query.execute(db)).rows as Row[];
-const n = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<number> =>
-  Number((await rows(db, query))[0]!.n);
-
-const result = (id: string, name: string, checked: number, found: Row[]): InvariantResult => ({
-  id,
-  name,
-  checked,
-  violations: found
-    .slice(0, 5)
-    .map((r) => JSON.stringify(r))
-    .concat(found.length > 5 ? [`… ${found.length - 5} more`] : []),
-});
+import { type InvariantResult, invariantResult as result, n, rows } from "./invariants";
 
 /** I11: each child run inserted once, under its parent, and named by exactly one of its parent's steps. */
 async function childStartedOnce(db: Kysely<any>): Promise<InvariantResult> {

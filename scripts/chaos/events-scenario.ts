@@ -9,7 +9,7 @@ import { connect, createDurable, type Durable } from "../../lib/durable";
 import type { FailpointName } from "../../lib/durable/engine/run/failpoints";
 import { drain } from "./drain";
 import { createChaosDatabase } from "./harness-db";
-import type { InvariantResult } from "./invariants";
+import { type InvariantResult, invariantResult as result, n as count, rows } from "./invariants";
 import { nemesis } from "./nemesis";
 import { seeded } from "./random";
 import { events, ready, type Scale, type ScenarioResult, sleep } from "./scenario-support";
@@ -228,21 +228,6 @@ async function publishOrder(
   }
   published.committed.push(n);
 }
-
-type Row = Record<string, any>;
-const rows = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<Row[]> =>
-  (await query.execute(db)).rows as Row[];
-const count = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<number> =>
-  Number((await rows(db, query))[0]!.n);
-const result = (id: string, name: string, checked: number, found: Row[]): InvariantResult => ({
-  id,
-  name,
-  checked,
-  violations: found
-    .slice(0, 5)
-    .map((r) => JSON.stringify(r))
-    .concat(found.length > 5 ? [`… ${found.length - 5} more`] : []),
-});
 
 /** EV1–EV5 (docs/invariants.md). */
 async function checkEventInvariants(

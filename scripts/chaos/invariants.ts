@@ -21,24 +21,29 @@ export interface Expectation {
   retries: number;
 }
 
-type Row = Record<string, any>;
-const rows = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<Row[]> =>
+/** A row a check's query answers; the invariant files of the scenarios share these helpers. */
+export type Row = Record<string, any>;
+export const rows = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<Row[]> =>
   (await query.execute(db)).rows as Row[];
-const n = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<number> =>
+export const n = async (db: Kysely<any>, query: ReturnType<typeof sql>): Promise<number> =>
   Number((await rows(db, query))[0]!.n);
-const show = (list: Row[], limit = 5) => list.slice(0, limit).map((r) => JSON.stringify(r));
+
+/** One invariant's result: what it looked at, and the first five rows that break it (and how many more). */
+export const invariantResult = (id: string, name: string, checked: number, found: Row[]): InvariantResult => ({
+  id,
+  name,
+  checked,
+  violations: found
+    .slice(0, 5)
+    .map((r) => JSON.stringify(r))
+    .concat(found.length > 5 ? [`… ${found.length - 5} more`] : []),
+});
 /** Records one invariant: what it looked at, and the rows that break it. */
 type Add = (id: string, name: string, checked: number, found: Row[]) => void;
 
 export async function checkInvariants(db: Kysely<any>, expect: Expectation): Promise<InvariantResult[]> {
   const results: InvariantResult[] = [];
-  const add: Add = (id, name, checked, found) =>
-    results.push({
-      id,
-      name,
-      checked,
-      violations: show(found).concat(found.length > 5 ? [`… ${found.length - 5} more`] : []),
-    });
+  const add: Add = (id, name, checked, found) => results.push(invariantResult(id, name, checked, found));
   const receipts = await n(db, sql`select count(*) as n from durable_steps where status in ('completed', 'failed')`);
   await checkReceipts(db, expect, receipts, add);
   await checkRuns(db, expect, receipts, add);
