@@ -65,6 +65,21 @@ export const tagsJson = (tags: readonly string[] | undefined): string => JSON.st
 export const msOrNull = (ms: number | null | undefined): number | null => (ms == null ? null : Math.ceil(ms));
 
 /**
+ * A run as the jsonb row the statements inserting several read (insert-runs.ts, durable_publish):
+ * its columns under their SQL names, the input as JSON.
+ */
+export const runRow = (run: RunToInsert) => ({
+  id: run.id,
+  workflow: run.workflow,
+  input: JSON.parse(run.inputJson),
+  version: run.version ?? null,
+  concurrency_key: run.concurrencyKey ?? null,
+  singleton_key: run.singletonKey ?? null,
+  rate_key: run.rateKey ?? null,
+  priority: run.priority ?? 0,
+});
+
+/**
  * Inserts a run if no run has this id (the caller's dedup key, forever), due now on the database
  * clock. Answers the workflow the id is stored under, whether this call created it, and whether
  * an existing run was started with the same input; or, for a singleton, the active run that holds

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { followupsColumn, followupsValue, msOrNull, type RunToInsert, tagsJson } from "./insert-run";
+import { followupsColumn, followupsValue, msOrNull, type RunToInsert, runRow, tagsJson } from "./insert-run";
 import type { DurableDb } from "./tables";
 
 /** What `insertRuns` answers for one run, in the order given. */
@@ -23,17 +23,7 @@ export async function insertRuns(
   runs: readonly RunToInsert[],
   options: { deadlineInMs?: number | null; ttlMs?: number | null; tags?: readonly string[] } = {},
 ): Promise<InsertedOne[]> {
-  const rows = runs.map((run, n) => ({
-    n,
-    id: run.id,
-    workflow: run.workflow,
-    input: JSON.parse(run.inputJson),
-    version: run.version ?? null,
-    concurrency_key: run.concurrencyKey ?? null,
-    singleton_key: run.singletonKey ?? null,
-    rate_key: run.rateKey ?? null,
-    priority: run.priority ?? 0,
-  }));
+  const rows = runs.map((run, n) => ({ n, ...runRow(run) }));
   const { rows: answered } = await sql<InsertedOne>`
     with given as (
       select (r ->> 'n')::int as n, r ->> 'id' as id, r ->> 'workflow' as workflow, r -> 'input' as input,

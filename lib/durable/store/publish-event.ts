@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { InvalidInputError, RunStateConflictError } from "../errors";
-import { msOrNull, type RunToInsert } from "./insert-run";
+import { msOrNull, type RunToInsert, runRow } from "./insert-run";
 import type { Executor } from "./tables";
 
 /** An event to publish, with the runs of the workflows subscribed to it (their inputs sealed). */
@@ -33,14 +33,7 @@ export interface PublishedEvent {
  */
 export async function publishEvent(db: Executor, event: EventToPublish): Promise<PublishedEvent> {
   const runs = event.runs.map((run) => ({
-    id: run.id,
-    workflow: run.workflow,
-    input: JSON.parse(run.inputJson),
-    version: run.version ?? null,
-    concurrency_key: run.concurrencyKey ?? null,
-    singleton_key: run.singletonKey ?? null,
-    rate_key: run.rateKey ?? null,
-    priority: run.priority ?? 0,
+    ...runRow(run),
     deadline_in_ms: msOrNull(run.deadlineInMs),
     followups: run.followups ?? null,
   }));
